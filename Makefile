@@ -1,0 +1,45 @@
+# grpo_lab task runner. Every target builds its own virtual environment first.
+#   make lab      open the course in JupyterLab (notebooks/)
+#   make test     every test: unit, property, notebooks (nbval), browser
+#   make figures  regenerate figures/ deterministically
+#   make bench    print the benchmark tables
+PYTHON    ?= python3
+VENV      ?= .venv
+BIN       := $(VENV)/bin
+STAMP     := $(VENV)/.grpo_lab-installed
+# The torch release the course is tested with; `make TORCH_PIN=` keeps whatever pip picks.
+TORCH_PIN ?= torch==2.13.0
+PYTEST_ARGS ?=
+
+.PHONY: venv lab test test-fast test-browser figures bench clean-notebooks clean
+
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	if [ -n "$(TORCH_PIN)" ]; then $(BIN)/python -m pip install -q "$(TORCH_PIN)"; fi
+	$(BIN)/python -m pip install -q -r requirements.txt
+	$(BIN)/python -m pip install -q --no-deps -e .
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+lab: venv
+	$(BIN)/jupyter lab notebooks/
+
+test: venv
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+test-fast: venv
+	$(BIN)/python -m pytest tests -x -q -m "not slow and not browser"
+
+figures: venv
+	$(BIN)/python -m grpo_lab figures --out figures
+
+bench: venv
+	$(BIN)/python benchmarks/bench_panels.py
+
+clean-notebooks: venv
+	$(BIN)/python -m grpo_lab strip-notebooks notebooks/*.ipynb
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -1,0 +1,204 @@
+"""The two-armed bandit of seed 004 §二 (L9 p.30-33): REINFORCE and a ladder of baselines.
+
+One parameter θ; the policy picks arm A with probability p = σ(θ) and arm B otherwise.
+Arm A pays R = 1, arm B pays R = 0. The score function is
+
+    ∂/∂θ log π(A) = 1 − p,        ∂/∂θ log π(B) = −p,
+
+so the one-sample REINFORCE estimate with baseline b is ĝ = (R − b)·∂/∂θ log π(a).
+Its expectation is p(1 − p) for *every* b (seed 004, L9 p.29: E[b ∇log π] = 0); its
+variance is p(1 − p)(1 − p − b)², zero at the optimal constant b* = 1 − p.
+
+Seed numbers at θ₀ = −1.1 (p ≈ 0.25): no baseline gives +0.75 for A and 0 for B;
+b = 0.5 gives +0.375 for A and +0.125 for B; running means converge to p(1 − p) ≈ 0.188.
+(The seed rounds p to 0.25: exactly, σ(−1.1) = 0.2497 and p(1 − p) = 0.1874; at p = 0.25
+it is 0.1875.)
+
+The baseline ladder (seed 004 L9 p.28, extended as GRPO does):
+
+=============  ===============================================================
+``none``       b = 0 (plain REINFORCE)
+``constant``   a fixed b (default 0.5, the seed's example)
+``running``    exponential moving average of past rewards
+``value``      a scalar v fit by SGD regression to observed rewards
+``group``      mean reward of the G samples of this step (GRPO; biased by 1/G)
+``loo``        leave-one-out mean of the other G − 1 samples (RLOO; unbiased)
+``optimal``    b* = E[g²R]/E[g²] = 1 − p (variance exactly zero here)
+=============  ===============================================================
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import comb
+
+import numpy as np
+
+from grpo_lab import _checks
+
+THETA0 = -1.1
+ACTIONS = ("A", "B")
+LADDER = ("none", "constant", "running", "value", "group", "loo", "optimal")
+
+
+def prob_a(theta) -> float:
+    """p = π(A) = σ(θ)."""
+    theta = _checks.finite_float("theta", theta)
+    return float(1.0 / (1.0 + np.exp(-theta)))
+
+
+def reward(action: str) -> float:
+    """R = 1 for arm A, 0 for arm B."""
+    return 1.0 if _checks.choice("action", action, ACTIONS) == "A" else 0.0
+
+
+def grad_log_prob(theta, action: str) -> float:
+    """∂/∂θ log π(action): 1 − p for A, −p for B."""
+    p = prob_a(theta)
+    return 1.0 - p if _checks.choice("action", action, ACTIONS) == "A" else -p
+
+
+def grad_estimate(theta, action: str, reward, baseline=0.0) -> float:
+    """One-sample REINFORCE estimate (R − b)·∂/∂θ log π(action) (seed 004, Â = R − b)."""
+    r = _checks.finite_float("reward", reward)
+    b = _checks.finite_float("baseline", baseline)
+    return (r - b) * grad_log_prob(theta, action)
+
+
+def estimator_stats(theta, baseline=0.0) -> tuple[float, float]:
+    """Exact (mean, variance) of the one-sample estimate with a constant baseline b.
+
+    Enumerates both arms: mean = p(1 − p) whatever b is; variance = p(1 − p)(1 − p − b)².
+    """
+    p = prob_a(theta)
+    b = _checks.finite_float("baseline", baseline)
+    g = np.array([grad_estimate(theta, "A", 1.0, b), grad_estimate(theta, "B", 0.0, b)])
+    w = np.array([p, 1.0 - p])
+    mean = float(w @ g)
+    return mean, float(w @ (g - mean) ** 2)
+
+
+def baseline_term_mean(theta, baseline) -> float:
+    """E_a[b·∂/∂θ log π(a)], exactly: Σ_a π(a)·b·∂log π(a) = b·∂/∂θ Σ_a π(a) = 0 (L9 p.29)."""
+    p = prob_a(theta)
+    b = _checks.finite_float("baseline", baseline)
+    return p * b * grad_log_prob(theta, "A") + (1 - p) * b * grad_log_prob(theta, "B")
+
+
+def optimal_baseline(theta) -> float:
+    """Variance-minimising constant b* = E[g²R]/E[g²], g = ∂/∂θ log π(a). Here b* = 1 − p."""
+    p = prob_a(theta)
+    g = np.array([1.0 - p, -p])
+    w = np.array([p, 1.0 - p])
+    r = np.array([1.0, 0.0])
+    return float((w * g**2 * r).sum() / (w * g**2).sum())
+
+
+def group_baseline_stats(theta, G: int, *, leave_one_out: bool = False) -> tuple[float, float]:
+    """Exact (mean, variance) of one sample's estimate when b is the group mean of G samples.
+
+    With b = mean of all G rewards (sample i included) the mean is (G − 1)/G · p(1 − p):
+    GRPO's group baseline is biased by the sample's own reward. The leave-one-out mean of
+    the other G − 1 rewards (RLOO) is independent of a_i, hence unbiased.
+    """
+    p = prob_a(theta)
+    G = _checks.integer("G", G, low=2)
+    gA, gB = 1.0 - p, -p
+    mean = second = 0.0
+    for k in range(G):  # k = number of A among the other G − 1 samples
+        pk = comb(G - 1, k) * p**k * (1 - p) ** (G - 1 - k)
+        for r_i, g, pa in ((1.0, gA, p), (0.0, gB, 1 - p)):
+            b = k / (G - 1) if leave_one_out else (r_i + k) / G
+            est = (r_i - b) * g
+            mean += pk * pa * est
+            second += pk * pa * est**2
+    return mean, second - mean**2
+
+
+# ---------------------------------------------------------------------------------
+# Sampling and training
+# ---------------------------------------------------------------------------------
+def sample_actions(theta, n: int, rng: np.random.Generator) -> np.ndarray:
+    """n arms as a boolean array (True = A)."""
+    return rng.random(_checks.integer("n", n, low=1)) < prob_a(theta)
+
+
+def sample_estimates(theta, n: int, baseline=0.0, *, seed: int = 0) -> np.ndarray:
+    """n independent one-sample estimates (R − b)·∂log π with a constant baseline b. Shape (n,)."""
+    b = _checks.finite_float("baseline", baseline)
+    p = prob_a(theta)
+    is_a = sample_actions(theta, n, np.random.default_rng(seed))
+    r = is_a.astype(float)
+    score = np.where(is_a, 1.0 - p, -p)
+    return (r - b) * score
+
+
+def running_mean(x) -> np.ndarray:
+    """Cumulative mean x̄_n = (x_1 + … + x_n)/n. Shape like x (1-d)."""
+    x = _checks.finite_array("x", x, ndim=1)
+    return np.cumsum(x) / np.arange(1, x.size + 1)
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """SGD on θ with G samples per step; every rung of the ladder sees the same samples."""
+
+    theta0: float = THETA0   # initial parameter (p ≈ 0.25)
+    steps: int = 100         # SGD steps
+    G: int = 4               # samples per step (the "group")
+    lr: float = 0.5          # learning rate on θ
+    seeds: int = 8           # independent runs (spread across seeds is plotted)
+    constant: float = 0.5    # b of the "constant" rung
+    ema: float = 0.9         # decay of the "running" rung's moving average
+    value_lr: float = 0.2    # step size of the "value" rung's regression
+    seed: int = 0            # base seed
+
+
+def train(rung: str, config: TrainConfig = TrainConfig()) -> np.ndarray:
+    """REINFORCE training of θ with one rung of the ladder. Returns p per step, shape (seeds, steps + 1).
+
+    All rungs draw their actions from the same random stream (common random numbers), so
+    curves differ only through the baseline. The update averages the G per-sample
+    estimates: θ ← θ + lr · mean_i (R_i − b_i) ∂log π(a_i).
+    """
+    rung = _checks.choice("rung", rung, LADDER)
+    c = config
+    _checks.integer("steps", c.steps, low=1)
+    G = _checks.integer("G", c.G, low=2 if rung in ("group", "loo") else 1)
+    S = _checks.integer("seeds", c.seeds, low=1)
+    lr = _checks.in_range("lr", c.lr, 0.0, low_open=True)
+    rng = np.random.default_rng(c.seed)
+    u = rng.random((c.steps, S, G))                     # (steps, S, G) common random numbers
+    theta = np.full(S, _checks.finite_float("theta0", c.theta0))  # (S,)
+    b_run = np.zeros(S)                                 # running average of rewards
+    v = np.zeros(S)                                     # learned scalar value
+    out = np.empty((S, c.steps + 1))
+    out[:, 0] = 1.0 / (1.0 + np.exp(-theta))
+    for t in range(c.steps):
+        p = 1.0 / (1.0 + np.exp(-theta))                # (S,)
+        is_a = u[t] < p[:, None]                        # (S, G)
+        r = is_a.astype(float)
+        score = np.where(is_a, 1.0 - p[:, None], -p[:, None])  # (S, G)
+        if rung == "none":
+            b = np.zeros_like(r)
+        elif rung == "constant":
+            b = np.full_like(r, c.constant)
+        elif rung == "running":
+            b = np.broadcast_to(b_run[:, None], r.shape)
+        elif rung == "value":
+            b = np.broadcast_to(v[:, None], r.shape)
+        elif rung == "group":
+            b = np.broadcast_to(r.mean(1, keepdims=True), r.shape)
+        elif rung == "loo":
+            b = (r.sum(1, keepdims=True) - r) / (G - 1)
+        else:  # optimal
+            b = np.broadcast_to(1.0 - p[:, None], r.shape)
+        theta = theta + lr * ((r - b) * score).mean(1)
+        b_run = c.ema * b_run + (1 - c.ema) * r.mean(1)
+        v = v + c.value_lr * (r - v[:, None]).mean(1)   # SGD on ½(R − v)²
+        out[:, t + 1] = 1.0 / (1.0 + np.exp(-theta))
+    return out
+
+
+def train_ladder(config: TrainConfig = TrainConfig(), rungs=LADDER) -> dict[str, np.ndarray]:
+    """:func:`train` for each rung; dict rung -> p of shape (seeds, steps + 1)."""
+    return {rung: train(rung, config) for rung in rungs}

@@ -1,0 +1,28 @@
+"""Plot builders and widget panels.
+
+``PANELS`` maps a short name to each panel class; the latency benchmark and the browser
+tests iterate over it. Panel modules register themselves when imported here.
+"""
+from grpo_lab.viz.panel import Panel
+
+PANELS: dict[str, type[Panel]] = {}
+
+
+def register(name: str):
+    def deco(cls):
+        PANELS[name] = cls
+        return cls
+    return deco
+
+
+def all_panels() -> dict[str, type[Panel]]:
+    """Import every panel module and return the registry."""
+    import importlib
+    import pkgutil
+
+    import grpo_lab.viz as pkg
+
+    for mod in pkgutil.iter_modules(pkg.__path__):
+        if mod.name not in ("panel",):
+            importlib.import_module(f"grpo_lab.viz.{mod.name}")
+    return PANELS

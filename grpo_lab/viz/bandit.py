@@ -1,0 +1,199 @@
+"""Panels and figures for notebook 01: baselines on the two-armed bandit (seed 004 §二)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from grpo_lab import bandit
+from grpo_lab.viz import register
+from grpo_lab.viz.panel import Panel, slider
+
+LADDER_COLORS = {"none": "tab:gray", "constant": "tab:blue", "running": "tab:cyan",
+                 "value": "tab:purple", "group": "tab:orange", "loo": "tab:red",
+                 "optimal": "tab:green"}
+
+
+# ---------------------------------------------------------------------------------
+# Panel 1: the two possible gradient values, their mean and variance, exactly
+# ---------------------------------------------------------------------------------
+@dataclass
+class GradientView:
+    p: float
+    g: np.ndarray          # (2,) estimate for arm A, arm B
+    prob: np.ndarray       # (2,) π(A), π(B)
+    mean: float
+    var: float
+    b_star: float
+    b_grid: np.ndarray     # (K,) baselines for the variance curve
+    var_grid: np.ndarray   # (K,) variance at each baseline
+
+
+@register("bandit.gradient")
+class GradientPanel(Panel):
+    """θ and b sliders; bars of ĝ(A), ĝ(B) (width ∝ probability); Var(b) with b* marked."""
+
+    title = "One-sample REINFORCE estimate: same mean, different spread"
+    bench_moves = [{"theta": t, "baseline": b} for t, b in [(-1.1, 0.0), (-1.1, 0.5), (0.3, 0.2), (1.2, 0.9)]]
+
+    def make_controls(self):
+        return {"theta": slider("θ", bandit.THETA0, -3.0, 3.0, 0.05, fmt=".2f"),
+                "baseline": slider("baseline b", 0.0, -1.0, 2.0, 0.025, fmt=".3f")}
+
+    def compute(self, theta, baseline):
+        p = bandit.prob_a(theta)
+        g = np.array([bandit.grad_estimate(theta, "A", 1.0, baseline),
+                      bandit.grad_estimate(theta, "B", 0.0, baseline)])
+        mean, var = bandit.estimator_stats(theta, baseline)
+        b_grid = np.linspace(-1.0, 2.0, 121)
+        var_grid = np.array([bandit.estimator_stats(theta, b)[1] for b in b_grid])
+        return GradientView(p, g, np.array([p, 1 - p]), mean, var,
+                            bandit.optimal_baseline(theta), b_grid, var_grid)
+
+    def build(self, fig):
+        self.ax_bar, self.ax_var = fig.subplots(1, 2)
+        ax = self.ax_bar
+        self.bars = ax.bar([0, 1], [0, 0], color=["tab:green", "tab:red"], width=0.6)
+        self.dynamic(*self.bars)
+        self.mean_line = self.dynamic(ax.axhline(0, color="k", lw=2, label="mean = p(1−p)"))
+        self.band = self.dynamic(ax.axhspan(0, 0, color="k", alpha=0.12, label="mean ± std"))
+        self.bar_text = self.dynamic(*[ax.text(i, 0, "", ha="center", va="bottom", fontsize=9) for i in range(2)])
+        ax.axhline(0, color="0.6", lw=0.8)
+        ax.set_xticks([0, 1], ["sample A (R=1)", "sample B (R=0)"])
+        ax.set_ylim(-1.2, 1.2)
+        ax.set_ylabel("gradient estimate (R − b)·∂log π")
+        ax.legend(loc="lower left", fontsize=8)
+        self.info = self.dynamic(ax.text(0.02, 0.97, "", transform=ax.transAxes, va="top", fontsize=9, family="monospace"))
+        ax = self.ax_var
+        self.var_curve = self.dynamic(ax.plot([], [], color="tab:blue")[0])
+        self.var_marker = self.dynamic(ax.plot([], [], "o", color="tab:blue", label="current b")[0])
+        self.bstar_line = self.dynamic(ax.axvline(0, color="tab:green", ls="--", label="b* = 1 − p"))
+        ax.set_xlim(-1.0, 2.0)
+        ax.set_ylim(0, 0.6)
+        ax.set_xlabel("baseline b")
+        ax.set_ylabel("Var[ĝ]")
+        ax.legend(loc="upper right", fontsize=8)
+
+    def draw(self, r: GradientView):
+        for bar, text, g, pr in zip(self.bars, self.bar_text, r.g, r.prob):
+            bar.set_height(g)
+            bar.set_alpha(0.25 + 0.75 * pr)
+            text.set_position((text.get_position()[0], g if g >= 0 else g - 0.12))
+            text.set_text(f"{g:+.3f}\n(prob {pr:.2f})")
+        self.mean_line.set_ydata([r.mean, r.mean])
+        sd = np.sqrt(r.var)
+        self.band.set_y(r.mean - sd)
+        self.band.set_height(2 * sd)
+        self.info.set_text(f"p = σ(θ) = {r.p:.3f}\nmean = {r.mean:.3f}\nvar  = {r.var:.4f}")
+        self.var_curve.set_data(r.b_grid, r.var_grid)
+        self.var_marker.set_data([self.controls["baseline"].value], [r.var])
+        self.bstar_line.set_xdata([r.b_star, r.b_star])
+
+
+# ---------------------------------------------------------------------------------
+# Panel 2: running means of sampled estimators converge to p(1 − p)
+# ---------------------------------------------------------------------------------
+RUNNING_BASELINES = {"no baseline": lambda th: 0.0, "b = 0.5": lambda th: 0.5,
+                     "b* = 1 − p": bandit.optimal_baseline}
+
+
+@register("bandit.running_mean")
+class RunningMeanPanel(Panel):
+    """Running means of three estimators over N samples (same samples for all)."""
+
+    title = "Running mean of the estimate: every baseline converges to p(1 − p)"
+    bench_moves = [{"n": n, "seed": s} for n, s in [(200, 0), (1000, 1), (2000, 2), (500, 3)]]
+
+    def make_controls(self):
+        return {"theta": slider("θ", bandit.THETA0, -3.0, 3.0, 0.05, fmt=".2f"),
+                "n": slider("samples N", 1000, 10, 5000, 10, integer=True),
+                "seed": slider("seed", 0, 0, 20, 1, integer=True)}
+
+    def compute(self, theta, n, seed):
+        curves = {name: bandit.running_mean(bandit.sample_estimates(theta, n, b(theta), seed=seed))
+                  for name, b in RUNNING_BASELINES.items()}
+        p = bandit.prob_a(theta)
+        return {"curves": curves, "target": p * (1 - p), "n": n}
+
+    def build(self, fig):
+        ax = self.ax = fig.subplots()
+        self.lines = {name: self.dynamic(ax.plot([], [], lw=1.5, label=name, color=c)[0])
+                      for name, c in zip(RUNNING_BASELINES, ["tab:gray", "tab:blue", "tab:green"])}
+        self.target = self.dynamic(ax.axhline(0, color="k", ls="--", label="p(1 − p)"))
+        ax.set_xscale("log")
+        ax.set_xlim(1, self.controls["n"].max)
+        ax.set_xlabel("samples n")
+        ax.set_ylabel("running mean of ĝ")
+        ax.set_ylim(-0.1, 0.6)
+        ax.legend(loc="upper right", fontsize=8)
+
+    def draw(self, r):
+        x = np.arange(1, r["n"] + 1)
+        for name, line in self.lines.items():
+            line.set_data(x, r["curves"][name])
+        self.target.set_ydata([r["target"], r["target"]])
+
+
+# ---------------------------------------------------------------------------------
+# Panel 3: training curves of p for every rung of the ladder
+# ---------------------------------------------------------------------------------
+@register("bandit.ladder")
+class LadderPanel(Panel):
+    """SGD on θ with each baseline: mean p over seeds (left) and its spread across seeds (right)."""
+
+    title = "Training p = σ(θ) with each rung of the baseline ladder (same samples for every rung)"
+    figsize = (10.0, 4.0)
+    bench_moves = [{"lr": lr, "G": G} for lr, G in [(0.5, 4), (1.0, 8), (0.3, 2), (0.8, 6)]]
+
+    def make_controls(self):
+        return {"lr": slider("learning rate", 0.5, 0.05, 2.0, 0.05, fmt=".2f"),
+                "G": slider("samples per step G", 2, 2, 16, 1, integer=True),
+                "steps": slider("steps", 60, 10, 200, 10, integer=True),
+                "seed": slider("seed", 0, 0, 20, 1, integer=True)}
+
+    def compute(self, lr, G, steps, seed):
+        cfg = bandit.TrainConfig(lr=lr, G=G, steps=steps, seeds=32, seed=seed)
+        runs = bandit.train_ladder(cfg)
+        return {rung: (p.mean(0), p.std(0)) for rung, p in runs.items()}
+
+    def build(self, fig):
+        self.ax, self.ax_sd = fig.subplots(1, 2)
+        self.mean, self.sd = {}, {}
+        for rung, c in LADDER_COLORS.items():
+            self.mean[rung] = self.dynamic(self.ax.plot([], [], color=c, label=rung, lw=1.6)[0])
+            self.sd[rung] = self.dynamic(self.ax_sd.plot([], [], color=c, label=rung, lw=1.6)[0])
+        self.ax.set_ylim(0, 1)
+        self.ax.set_xlabel("SGD step")
+        self.ax.set_ylabel("mean p = π(A) over 32 seeds")
+        self.ax.legend(loc="lower right", fontsize=8, ncol=2)
+        self.ax_sd.set_ylim(0, 0.3)
+        self.ax_sd.set_xlabel("SGD step")
+        self.ax_sd.set_ylabel("std of p across seeds (estimator noise)")
+
+    def draw(self, r):
+        for rung, (mean, sd) in r.items():
+            x = np.arange(mean.size)
+            self.mean[rung].set_data(x, mean)
+            self.sd[rung].set_data(x, sd)
+        for ax in (self.ax, self.ax_sd):
+            ax.set_xlim(0, mean.size - 1)
+
+
+# ---------------------------------------------------------------------------------
+# Figures for slides (`make figures`)
+# ---------------------------------------------------------------------------------
+def fig_gradient():
+    return GradientPanel(theta=bandit.THETA0, baseline=0.5)
+
+
+def fig_running_mean():
+    return RunningMeanPanel(theta=bandit.THETA0, n=2000, seed=0)
+
+
+def fig_ladder():
+    return LadderPanel(lr=0.5, G=2, steps=60, seed=0)
+
+
+# name -> builder returning a Panel (or a Figure); collected by grpo_lab.figures
+FIGURES = {"01_bandit_gradient": fig_gradient, "01_bandit_running_mean": fig_running_mean,
+           "01_bandit_ladder": fig_ladder}
