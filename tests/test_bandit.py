@@ -1,0 +1,126 @@
+"""grpo_lab.bandit against the seed's numbers (004 §二) and exact enumeration."""
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from grpo_lab import bandit
+
+thetas = st.floats(-4, 4, allow_nan=False)
+baselines = st.floats(-3, 3, allow_nan=False)
+
+
+def test_seed_probability():
+    assert bandit.prob_a(-1.1) == pytest.approx(0.25, abs=1e-3)
+    assert bandit.prob_a(0.0) == 0.5
+
+
+def test_seed_no_baseline_numbers():
+    assert bandit.grad_estimate(-1.1, "A", 1.0) == pytest.approx(0.75, abs=5e-3)
+    assert bandit.grad_estimate(-1.1, "B", 0.0) == 0.0
+
+
+def test_seed_constant_baseline_numbers():
+    assert round(bandit.grad_estimate(-1.1, "A", 1.0, 0.5), 3) == 0.375
+    assert round(bandit.grad_estimate(-1.1, "B", 0.0, 0.5), 3) == 0.125
+
+
+def test_seed_running_mean_target():
+    theta = math.log(0.25 / 0.75)  # p = 0.25 exactly, as the seed rounds it
+    mean, _ = bandit.estimator_stats(theta, 0.0)
+    assert round(mean, 3) == 0.188 and mean == pytest.approx(0.1875)
+    mean, _ = bandit.estimator_stats(-1.1, 0.0)
+    assert mean == pytest.approx(0.188, abs=1e-3)
+
+
+@pytest.mark.parametrize("b", [0.0, 0.5])
+def test_running_mean_converges_to_p_times_1_minus_p(b):
+    est = bandit.sample_estimates(-1.1, 50_000, baseline=b, seed=3)
+    running = bandit.running_mean(est)
+    p = bandit.prob_a(-1.1)
+    sem = est.std() / math.sqrt(est.size)
+    assert abs(running[-1] - p * (1 - p)) < 4 * sem + 1e-12
+    assert running.shape == est.shape
+
+
+@given(thetas, baselines)
+def test_baseline_leaves_expected_gradient_unchanged(theta, b):
+    mean, _ = bandit.estimator_stats(theta, b)
+    p = bandit.prob_a(theta)
+    assert mean == pytest.approx(p * (1 - p), abs=1e-12)
+    assert bandit.baseline_term_mean(theta, b) == pytest.approx(0.0, abs=1e-12)
+
+
+@given(thetas, baselines)
+def test_variance_formula_and_optimum(theta, b):
+    p = bandit.prob_a(theta)
+    _, var = bandit.estimator_stats(theta, b)
+    assert var == pytest.approx(p * (1 - p) * (1 - p - b) ** 2, abs=1e-12)
+    b_star = bandit.optimal_baseline(theta)
+    assert b_star == pytest.approx(1 - p, abs=1e-12)
+    assert bandit.estimator_stats(theta, b_star)[1] <= var + 1e-15
+    assert bandit.estimator_stats(theta, b_star)[1] == pytest.approx(0.0, abs=1e-15)
+
+
+def test_estimator_stats_match_sampling():
+    est = bandit.sample_estimates(0.4, 200_000, baseline=0.3, seed=0)
+    mean, var = bandit.estimator_stats(0.4, 0.3)
+    assert est.mean() == pytest.approx(mean, abs=4 * math.sqrt(var / est.size))
+    assert est.var() == pytest.approx(var, rel=0.02)
+
+
+@given(thetas, st.integers(2, 9))
+def test_group_baseline_bias_and_loo(theta, G):
+    p = bandit.prob_a(theta)
+    m, _ = bandit.group_baseline_stats(theta, G)
+    m_loo, _ = bandit.group_baseline_stats(theta, G, leave_one_out=True)
+    assert m == pytest.approx((G - 1) / G * p * (1 - p), abs=1e-12)
+    assert m_loo == pytest.approx(p * (1 - p), abs=1e-12)
+
+
+def test_group_baseline_stats_against_brute_force():
+    theta, G = -0.7, 3
+    p = bandit.prob_a(theta)
+    rng = np.random.default_rng(0)
+    a = rng.random((400_000, G)) < p                       # (S, G)
+    r = a.astype(float)
+    score = np.where(a, 1 - p, -p)
+    est = ((r - r.mean(1, keepdims=True)) * score)[:, 0]
+    m, v = bandit.group_baseline_stats(theta, G)
+    assert est.mean() == pytest.approx(m, abs=3e-3)
+    assert est.var() == pytest.approx(v, rel=0.02)
+
+
+def test_training_improves_and_optimal_has_no_spread():
+    runs = bandit.train_ladder(bandit.TrainConfig(G=2, steps=40, seeds=16))
+    assert set(runs) == set(bandit.LADDER)
+    for rung, p in runs.items():
+        assert p.shape == (16, 41)
+        assert p[:, -1].mean() > p[:, 0].mean() + 0.3, rung
+    assert runs["optimal"].std(axis=0).max() < 1e-12
+    assert runs["group"][:, -1].mean() < runs["loo"][:, -1].mean()
+
+
+def test_training_is_deterministic():
+    cfg = bandit.TrainConfig(steps=10, seeds=3, seed=5)
+    np.testing.assert_array_equal(bandit.train("none", cfg), bandit.train("none", cfg))
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: bandit.grad_estimate(0.0, "C", 1.0), "action"),
+    (lambda: bandit.prob_a(float("nan")), "theta"),
+    (lambda: bandit.prob_a("x"), "theta"),
+    (lambda: bandit.estimator_stats(0.0, float("inf")), "baseline"),
+    (lambda: bandit.grad_estimate(0.0, "A", float("nan")), "reward"),
+    (lambda: bandit.group_baseline_stats(0.0, 1), "G"),
+    (lambda: bandit.train("median"), "rung"),
+    (lambda: bandit.train("group", bandit.TrainConfig(G=1)), "G"),
+    (lambda: bandit.train("none", bandit.TrainConfig(lr=0.0)), "lr"),
+    (lambda: bandit.sample_estimates(0.0, 0), "n"),
+    (lambda: bandit.running_mean([1.0, float("nan")]), "x"),
+])
+def test_bad_input_names_the_argument(call, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        call()

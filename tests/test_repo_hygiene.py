@@ -1,0 +1,43 @@
+"""Repository-wide checks: clean notebooks, every panel benchmarkable, figures command."""
+from pathlib import Path
+
+import pytest
+
+from grpo_lab.notebook_tools import dirty_cells
+from grpo_lab.viz import all_panels
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+
+
+def test_there_are_notebooks():
+    assert NOTEBOOKS, "no notebooks found"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_committed_without_outputs(path):
+    assert dirty_cells(path) == [], f"{path.name}: clear outputs with `make clean-notebooks`"
+
+
+@pytest.mark.parametrize("name", sorted(all_panels()))
+def test_every_panel_has_benchmark_moves_that_apply(name):
+    cls = all_panels()[name]
+    assert cls.bench_moves, f"{name} has no bench_moves"
+    panel = cls()
+    for move in cls.bench_moves[:2]:
+        panel.set(**move)
+    assert panel.n_updates >= 3
+
+
+def test_figures_command_writes_files(tmp_path):
+    from grpo_lab.__main__ import main
+
+    assert main(["figures", "--out", str(tmp_path), "--only", "01_bandit_gradient"]) == 0
+    assert (tmp_path / "01_bandit_gradient.png").stat().st_size > 10_000
+
+
+def test_figures_unknown_pattern(tmp_path):
+    from grpo_lab.figures import render
+
+    with pytest.raises(ValueError, match="only"):
+        render(tmp_path, only="no_such_*")
