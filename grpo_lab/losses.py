@@ -438,7 +438,7 @@ class LossOutput:
 
     def to_dict(self) -> dict[str, float]:
         """Scalar fields as python floats (for a metrics DataFrame)."""
-        return {f.name: float(getattr(self, f.name)) for f in fields(self) if f.name != "per_token"}
+        return {f.name: float(getattr(self, f.name).detach()) for f in fields(self) if f.name != "per_token"}
 
 
 def grpo_loss(logp, old_logp, adv, mask, *, ref_logp=None, beta=0.0, kl_kind="k3",
