@@ -531,3 +531,45 @@ def token_grad_weights(logp, old_logp, adv, mask, **loss_kwargs) -> Tensor:
     out = grpo_loss(lp, old_logp, adv, mask, **loss_kwargs)
     (g,) = torch.autograd.grad(out.loss, lp)
     return g
+
+
+# ---------------------------------------------------------------------------------
+# The clipped term as a function of the ratio (what the clipping pictures plot)
+# ---------------------------------------------------------------------------------
+def surrogate_curve(ratio, adv, *, eps_low=0.2, eps_high=None, dual_clip=None):
+    """ℓ(ρ) of eq. (3) for one token with advantage ``adv``, and its gradient ∂ℓ/∂log π.
+
+    ``ratio``: 1-d array of ratios ρ > 0. Returns two float64 numpy arrays of that shape:
+    the objective ℓ = −loss and the weight ∂ℓ/∂log π = ρ·∂ℓ/∂ρ, both computed by
+    :func:`policy_loss_per_token` and autograd (ρ·Â where unclipped, exactly 0 where
+    clipped). Gradient *ascent* on ℓ raises log π where the weight is positive.
+    """
+    rho = _checks.finite_array("ratio", ratio, ndim=1)
+    if (rho <= 0).any():
+        raise ValueError("ratio must be > 0 (a ratio of probabilities)")
+    a = _checks.finite_float("adv", adv)
+    logp = torch.log(torch.as_tensor(rho, dtype=torch.float64))[None, :].requires_grad_(True)  # (1, N)
+    loss = policy_loss_per_token(logp, torch.zeros_like(logp), torch.tensor([a], dtype=torch.float64),
+                                 torch.ones_like(logp), eps_low=eps_low, eps_high=eps_high,
+                                 dual_clip=dual_clip)                                      # (1, N)
+    (g,) = torch.autograd.grad(loss.sum(), logp)          # each token's loss depends on its own logp
+    return (-loss[0]).detach().numpy(), (-g[0]).numpy()
+
+
+def zero_grad_intervals(adv, *, eps_low=0.2, eps_high=None, dual_clip=None) -> list[tuple[float, float]]:
+    """The ρ intervals where the clipped term has zero gradient, for a token with advantage ``adv``.
+
+    Â > 0: [1 + ε_high, ∞) (the ratio already rose enough). Â < 0: [0, 1 − ε_low] (already
+    fell enough) and, with dual clip c, [c, ∞). Â = 0: everywhere. Ends are ``math.inf``.
+    """
+    a = _checks.finite_float("adv", adv)
+    eps_low, eps_high = _check_eps(eps_low, eps_high)
+    c = _check_dual_clip(dual_clip)
+    if a > 0:
+        return [(1.0 + eps_high, float("inf"))]
+    if a < 0:
+        out = [(0.0, 1.0 - eps_low)]
+        if c is not None:
+            out.append((c, float("inf")))
+        return out
+    return [(0.0, float("inf"))]
