@@ -31,6 +31,7 @@ with a fixed seed and return a standard error, and the tests check they agree.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from math import comb, exp, lgamma, sqrt
 
 import numpy as np
@@ -343,11 +344,16 @@ class RemedyOutcome:
         self.cost = self.responses / (K * G)
 
 
+@lru_cache(maxsize=8)
+def _hermite_nodes(n: int):
+    return np.polynomial.hermite_e.hermegauss(n)
+
+
 def informative_fraction(mix: PromptMix, G: int, *, temperature: float = 1.0, shift: float = 0.0,
                          n_nodes: int = 64) -> float:
     """E_p[1 − p^G − (1 − p)^G] over the mix, by Gauss–Hermite quadrature (no sampling)."""
     G = _checks.integer("G", G, low=1)
-    x, w = np.polynomial.hermite_e.hermegauss(n_nodes)
+    x, w = _hermite_nodes(_checks.integer("n_nodes", n_nodes, low=1))
     p = _sigmoid((mix.mean_logit + mix.spread * x + shift) / temperature)
     return float((w * (1 - p**G - (1 - p) ** G)).sum() / w.sum())
 

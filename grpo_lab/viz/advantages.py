@@ -375,8 +375,8 @@ class RemediesPanel(_ReadoutPanel):
         mix = bias.PromptMix(difficulty, spread)
         cfg = bias.RemedyConfig(temperature=temperature, sft_shift=sft_shift, partial=partial)
         out = bias.simulate_remedies(K, G, mix, cfg, scale=scale, seed=seed)
-        return {"outcomes": out, "analytic_informative": bias.informative_fraction(mix, G),
-                "analytic_cost": 1.0 / max(bias.informative_fraction(mix, G), 1e-12)}
+        f = bias.informative_fraction(mix, G)
+        return {"outcomes": out, "analytic_informative": f, "analytic_cost": 1.0 / max(f, 1e-12)}
 
     def build(self, fig):
         self.ax_p, self.ax_f, self.ax_w = fig.subplots(1, 3, width_ratios=[0.8, 1.2, 1.0])
