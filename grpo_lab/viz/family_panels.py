@@ -1,0 +1,273 @@
+"""Panels and figures for notebook 07: the 2025 branches side by side (seed 004 §三–四, seed 000 §2.3).
+
+* :class:`FrozenBatchPanel` ("family.frozen_batch"): pick a frozen batch; bars of Â_i and
+  of the total push on each answer for GRPO, Dr. GRPO, DAPO, GSPO and RLOO, and one heat map
+  per variant of the per-token gradient weight −∂loss/∂log π(o_{i,t}) (from
+  :func:`grpo_lab.family.score_batch`). Every batch has the same shape, so switching batches
+  only changes bar heights, image data and texts.
+* :class:`CreditPanel` ("family.credit"): λ and γ sliders; PPO's GAE per-token advantages on
+  one answer next to GRPO's broadcast Â_i (:func:`grpo_lab.family.credit_assignment`).
+"""
+from __future__ import annotations
+
+import functools
+import textwrap
+from dataclasses import dataclass
+
+import matplotlib as mpl
+import numpy as np
+
+from grpo_lab import family
+from grpo_lab.viz import register
+from grpo_lab.viz.panel import Panel, dropdown, slider
+
+VARIANT_COLORS = {"GRPO": "tab:blue", "Dr. GRPO": "tab:green", "DAPO": "tab:orange",
+                  "GSPO": "tab:purple", "RLOO": "tab:red"}
+PUSH_UNIT = 1e-3          # bars of the total push are drawn in units of 1e-3
+
+
+@functools.lru_cache(maxsize=None)
+def _scores(batch: str) -> family.FamilyScores:
+    """Named batches are frozen and scoring is deterministic: score each one once per session."""
+    return family.score_batch(batch)
+
+
+def _limits(scores: list[family.FamilyScores]) -> tuple[float, float]:
+    """Symmetric y-limits for Â and for the push bars that hold for every named batch."""
+    adv = max(float(np.abs(s.responses["adv"]).max()) for s in scores)
+    push = max(float(np.abs(s.responses["push"]).max()) for s in scores) / PUSH_UNIT
+    return 1.1 * adv, 1.1 * push
+
+
+# ---------------------------------------------------------------------------------
+# Panel 1: one frozen batch, every variant
+# ---------------------------------------------------------------------------------
+def _bar_verts(x, heights, width, bottom=0.0, horizontal=False) -> np.ndarray:
+    """Rectangles as polygons (n, 4, 2): one PolyCollection draws n bars far faster than n patches."""
+    x = np.asarray(x, dtype=float)[:, None]
+    h = np.asarray(heights, dtype=float)[:, None]
+    lo, hi = x - width / 2, x + width / 2
+    a = np.stack([np.hstack([lo, lo, hi, hi]), np.hstack([bottom + 0 * h, h, h, bottom + 0 * h])], axis=-1)
+    return a[..., ::-1] if horizontal else a
+
+
+def bar_heights(coll) -> np.ndarray:
+    """Signed heights of the bars of a collection made by :func:`_bar_verts` (tests, notebooks)."""
+    return np.array([p.vertices[1, 1] for p in coll.get_paths()])
+
+
+def bar_widths(coll) -> np.ndarray:
+    """Lengths of horizontal bars made by :func:`_bar_verts` with ``horizontal=True``."""
+    return np.array([p.vertices[1, 0] for p in coll.get_paths()])
+
+
+@register("family.frozen_batch")
+class FrozenBatchPanel(Panel):
+    """Dropdown of frozen batches; Â, push per answer and per-token push heat maps for 5 variants.
+
+    Artists: ``len_bars`` (answer lengths, coloured by reward), ``adv_bars[v]`` and
+    ``push_bars[v]`` (one PolyCollection of B bars per variant; read them with
+    :func:`bar_heights`), ``meshes[v]`` (B × T per-token push / max |push|, padding masked),
+    ``info`` (loss and clip fraction per variant), ``desc`` (the batch's description).
+    """
+
+    title = "One frozen batch, every variant: advantages, push per answer, push per token"
+    figsize = (13.0, 7.4)
+    bench_moves = [{"batch": b} for b in family.BATCHES]
+
+    def make_controls(self):
+        return {"batch": dropdown("frozen batch", list(family.BATCHES), "seed groups")}
+
+    def compute(self, batch):
+        return _scores(batch)
+
+    def build(self, fig):
+        from matplotlib.collections import PolyCollection
+
+        all_scores = [_scores(b) for b in family.BATCHES]
+        self.adv_lim, self.push_lim = _limits(all_scores)
+        first = all_scores[0]
+        self.variants = list(first.summary.index)
+        B, T, G = first.batch.B, first.batch.T, first.batch.G
+        self.x = x = np.arange(B)
+        gs = fig.add_gridspec(2, 15, height_ratios=[1.0, 1.05])
+        self.ax_len = fig.add_subplot(gs[0, 0:3])
+        self.ax_adv = fig.add_subplot(gs[0, 3:9])
+        self.ax_push = fig.add_subplot(gs[0, 9:15])
+        labels = [f"{k + 1}·{i + 1}" for k, i in zip(*np.divmod(x, G))]
+        self.reward_cmap = mpl.colormaps["RdYlGn"]
+
+        ax = self.ax_len
+        self.len_bars = self.dynamic(ax.add_collection(PolyCollection(
+            _bar_verts(x, np.zeros(B), 0.8, horizontal=True), edgecolors="none")))
+        ax.set_ylim(B - 0.5, -0.5)
+        ax.set_xlim(0, T)
+        ax.set_yticks(x, labels, fontsize=7)
+        ax.set_xlabel("|y_i| tokens (green r=1 … red r=0)", fontsize=8)
+        ax.set_ylabel("prompt·answer")
+        for k in range(1, B // G):
+            ax.axhline(k * G - 0.5, color="0.3", lw=0.8)
+
+        self.width = width = 0.8 / len(self.variants)
+        self.offsets = {v: (j - (len(self.variants) - 1) / 2) * width for j, v in enumerate(self.variants)}
+        self.adv_bars, self.push_bars = {}, {}
+        for ax, store, lim, ylabel in ((self.ax_adv, self.adv_bars, self.adv_lim, "advantage Â_i"),
+                                       (self.ax_push, self.push_bars, self.push_lim,
+                                        "push on the answer Σ_t −∂loss/∂log π  (×1e-3)")):
+            for j, v in enumerate(self.variants):
+                coll = PolyCollection(_bar_verts(x + self.offsets[v], np.zeros(B), width),
+                                      facecolors=VARIANT_COLORS.get(v, f"C{j}"), edgecolors="none", label=v)
+                store[v] = self.dynamic(ax.add_collection(coll))
+            ax.axhline(0, color="0.3", lw=0.8)
+            for k in range(1, B // G):
+                ax.axvline(k * G - 0.5, color="0.6", lw=0.8, ls=":")
+            ax.set_xlim(-0.6, B - 0.4)
+            ax.set_ylim(-lim, lim)
+            ax.set_xticks(x, labels, fontsize=7)
+            ax.set_ylabel(ylabel, fontsize=9)
+        self.ax_adv.legend(loc="upper right", fontsize=7, ncol=len(self.variants))
+        self.desc = self.dynamic(self.ax_adv.text(0.01, 0.02, "", transform=self.ax_adv.transAxes,
+                                                  fontsize=7, va="bottom"))
+        self.info = self.dynamic(self.ax_push.text(0.01, 0.98, "", transform=self.ax_push.transAxes,
+                                                   fontsize=7, va="top", family="monospace"))
+        for text in (self.desc, self.info):
+            text.set_in_layout(False)           # changing text must not move the axes
+
+        cmap = mpl.colormaps["RdBu"].with_extremes(bad="0.92")
+        self.meshes, heat_axes = {}, []
+        for j, v in enumerate(self.variants):
+            ax = fig.add_subplot(gs[1, 3 * j:3 * j + 3])
+            heat_axes.append(ax)
+            mesh = ax.pcolormesh(np.arange(T + 1) - 0.5, np.arange(B + 1) - 0.5,
+                                 np.ma.masked_all((B, T)), cmap=cmap, vmin=-1, vmax=1)
+            self.meshes[v] = self.dynamic(mesh)
+            ax.set_ylim(B - 0.5, -0.5)
+            ax.set_title(v, fontsize=10, color=VARIANT_COLORS.get(v, "k"))
+            ax.set_xlabel("token t", fontsize=8)
+            ax.set_yticks(x, labels if j == 0 else [""] * B, fontsize=6)
+            ax.tick_params(axis="x", labelsize=7)
+            for k in range(1, B // G):
+                ax.axhline(k * G - 0.5, color="0.3", lw=0.6)
+        fig.colorbar(mpl.cm.ScalarMappable(norm=mpl.colors.Normalize(-1, 1), cmap=cmap), ax=heat_axes,
+                     fraction=0.03, pad=0.01, label="push per token / its variant's max |push|")
+
+    def draw(self, s: family.FamilyScores):
+        batch = s.batch
+        r = batch.rewards.reshape(-1)
+        r_lo, r_hi = float(min(r.min(), 0.0)), float(max(r.max(), 1.0))
+        self.len_bars.set_verts(_bar_verts(self.x, batch.lengths.reshape(-1), 0.8, horizontal=True))
+        self.len_bars.set_facecolors(self.reward_cmap((r - r_lo) / (r_hi - r_lo)))
+        df = s.responses
+        lines = [f"{'':8s} {'loss':>7s} {'clipped':>8s}"]
+        for v in self.variants:
+            rows = df[df["variant"] == v]
+            xv = self.x + self.offsets[v]
+            self.adv_bars[v].set_verts(_bar_verts(xv, rows["adv"].to_numpy(), self.width))
+            self.push_bars[v].set_verts(_bar_verts(xv, rows["push"].to_numpy() / PUSH_UNIT, self.width))
+            push = s.push(v)                                                   # (B, T)
+            scale = float(np.abs(push).max())
+            norm = push / scale if scale > 0 else push
+            self.meshes[v].set_array(np.ma.masked_where(batch.mask == 0, norm))
+            row = s.summary.loc[v]
+            lines.append(f"{v:8s} {row['loss']:+7.3f} {row['clip_frac_low'] + row['clip_frac_high']:8.1%}")
+        self.info.set_text("\n".join(lines))
+        self.desc.set_text(textwrap.fill(batch.description, 75))
+
+
+# ---------------------------------------------------------------------------------
+# Panel 2: GAE's per-token advantages vs GRPO's broadcast scalar
+# ---------------------------------------------------------------------------------
+@dataclass
+class CreditView:
+    ca: family.CreditAssignment
+    key_share: float       # fraction of Σ_t A_t that lands on the decisive token
+    total: float           # Σ_t A_t
+
+
+@register("family.credit")
+class CreditPanel(Panel):
+    """λ and γ sliders: GAE A_t per token (bars) vs GRPO's Â_i on every token (line)."""
+
+    title = "Credit assignment on one answer: PPO's GAE (per token) vs GRPO's broadcast Â_i (seed 000 §2.3)"
+    figsize = (12.0, 4.2)
+    bench_moves = [{"lam": lam, "gamma": g} for lam, g in [(0.95, 1.0), (0.0, 1.0), (1.0, 1.0), (0.5, 0.9)]]
+
+    def make_controls(self):
+        return {"lam": slider("λ (GAE)", 0.95, 0.0, 1.0, 0.05, fmt=".2f"),
+                "gamma": slider("γ (discount)", 1.0, 0.8, 1.0, 0.01, fmt=".2f")}
+
+    def compute(self, lam, gamma):
+        ca = family.credit_assignment(self.seq, gamma=gamma, lam=lam)
+        total = float(ca.gae.sum())
+        share = float(ca.gae[self.seq.key] / total) if total != 0 else 0.0
+        return CreditView(ca, share, total)
+
+    def build(self, fig):
+        self.seq = family.toy_sequence()
+        T = len(self.seq.tokens)
+        x = np.arange(T)
+        self.ax_v, self.ax_a = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.6]})
+        ax = self.ax_v
+        ax.step(x, self.seq.values, where="mid", color="tab:purple", label="toy critic V(o_<t)")
+        ax.plot(x, self.seq.rewards, "o", color="k", label="reward r_t (verifier, last token)")
+        ax.axvspan(self.seq.key - 0.5, self.seq.key + 0.5, color="gold", alpha=0.3, label="decisive token")
+        ax.set_xticks(x, self.seq.tokens, rotation=45, fontsize=8)
+        ax.set_ylim(-0.05, 1.1)
+        ax.set_xlim(-0.5, T - 0.5)
+        ax.legend(loc="upper left", fontsize=7)
+        ax.set_title("one correct answer to a hard prompt (group 1,0,0,0)", fontsize=9)
+
+        ax = self.ax_a
+        ax.axvspan(self.seq.key - 0.5, self.seq.key + 0.5, color="gold", alpha=0.3)
+        self.bars = self.dynamic(*ax.bar(x, np.zeros(T), width=0.6, color="tab:blue", label="GAE A_t (γ, λ)"))
+        self.td_line = self.dynamic(ax.plot(x, np.zeros(T), "v", color="tab:cyan", ms=6,
+                                            label="λ = 0: TD error δ_t")[0])
+        self.mc_line = self.dynamic(ax.plot(x, np.zeros(T), "_", color="navy", ms=14, mew=2,
+                                            label="λ = 1: return-to-go − V_t")[0])
+        self.grpo_line = self.dynamic(ax.step(x, np.zeros(T), where="mid", color="tab:orange", lw=2.2,
+                                              label="GRPO Â_i = +1.73 on every token")[0])
+        self.base_line = self.dynamic(ax.step(x, np.zeros(T), where="mid", color="tab:green", lw=1.5, ls="--",
+                                              label="r_i − mean = 0.75 (Dr. GRPO) on every token")[0])
+        self.info = self.dynamic(ax.text(0.99, 0.62, "", transform=ax.transAxes, ha="right", va="top",
+                                         fontsize=8, family="monospace"))
+        ax.axhline(0, color="0.4", lw=0.8)
+        ax.set_xticks(x, self.seq.tokens, rotation=45, fontsize=8)
+        ax.set_xlim(-0.5, T - 0.5)
+        ax.set_ylim(-0.1, 1.95)
+        ax.set_ylabel("advantage of token t")
+        ax.legend(loc="upper right", fontsize=7, ncol=2)
+
+    def draw(self, r: CreditView):
+        ca = r.ca
+        for bar, a in zip(self.bars, ca.gae):
+            bar.set_height(a)
+        x = np.arange(ca.gae.size)
+        self.td_line.set_data(x, ca.td)
+        self.mc_line.set_data(x, ca.mc)
+        self.grpo_line.set_data(x, ca.grpo)
+        self.base_line.set_data(x, ca.mean_baseline)
+        self.info.set_text(f"γ = {ca.gamma:.2f}  λ = {ca.lam:.2f}\nΣ_t A_t = {r.total:.3f}\n"
+                           f"share on ' ÷' = {r.key_share:.0%}\nGRPO share = {1 / ca.gae.size:.0%}")
+
+
+# ---------------------------------------------------------------------------------
+# Figures for slides (`make figures`)
+# ---------------------------------------------------------------------------------
+def fig_frozen_batch():
+    return FrozenBatchPanel(batch="seed groups")
+
+
+def fig_frozen_batch_long_wrong():
+    return FrozenBatchPanel(batch="long wrong answers")
+
+
+def fig_frozen_batch_stale():
+    return FrozenBatchPanel(batch="stale (off-policy)")
+
+
+def fig_credit():
+    return CreditPanel(lam=0.95, gamma=1.0)
+
+
+FIGURES = {"07_frozen_batch": fig_frozen_batch, "07_frozen_batch_long_wrong": fig_frozen_batch_long_wrong,
+           "07_frozen_batch_stale": fig_frozen_batch_stale, "07_gae_vs_grpo": fig_credit}
