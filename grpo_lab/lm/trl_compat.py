@@ -156,6 +156,25 @@ class OverlongReward:
         return overlong_penalty(lengths, self.max_new, self.buffer).tolist()
 
 
+def export_policy(config, path):
+    """Write the starting policy of ``config`` — the tiny model after the (cached) warm start,
+    or ``config.model`` — with its tokenizer to ``path``; returns the path.
+
+    It is built by :class:`grpo_lab.lm.trainer.Trainer` itself, so a TRL run started from
+    ``path`` starts from exactly the weights our loop starts from (same seed, same SFT).
+    """
+    from pathlib import Path
+
+    from grpo_lab.lm.config import GRPOConfig
+    from grpo_lab.lm.model import save_model
+    from grpo_lab.lm.trainer import Trainer
+
+    if not isinstance(config, GRPOConfig):
+        raise TypeError(f"config must be a GRPOConfig, got {type(config).__name__}")
+    tr = Trainer(config.replace(out=None, resume=False, progress=False, beta=0.0, kl_metric=False))
+    return save_model(tr.policy, tr.tok, Path(path))
+
+
 def reward_functions(task: AdditionTask, tokenizer=None, *, overlong_buffer: int | None = None,
                      max_new: int | None = None) -> list:
     """The reward functions for ``GRPOTrainer(reward_funcs=...)``: the task's verifier, plus
@@ -168,4 +187,5 @@ def reward_functions(task: AdditionTask, tokenizer=None, *, overlong_buffer: int
     return funcs
 
 
-__all__ = ["build_dataset", "problem_rows", "TaskReward", "OverlongReward", "reward_functions", "COLUMNS"]
+__all__ = ["build_dataset", "problem_rows", "TaskReward", "OverlongReward", "reward_functions", "export_policy",
+           "COLUMNS"]

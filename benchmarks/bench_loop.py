@@ -1,0 +1,106 @@
+"""Speed of one GRPO step of grpo_lab.lm (sampling, scoring, reference, policy, backward).
+
+Prints one JSON line: median seconds per step (wall clock and process CPU time),
+completions/s, tokens/s, peak RSS and the median time of each phase. The comparison
+configuration of issue 6 is the default: the tiny Llama (hidden 128, MLP 512, 4 layers,
+4 heads, tied embeddings, fp32, character tokenizer), prompts ``a+b=`` with a, b in
+10..99 (level 2), G = 8, 8 prompts per step, at most 16 new tokens, β = 0.04, 1 thread,
+one policy update per batch (μ = 1), starting from the cached warm start.
+
+    python benchmarks/bench_loop.py                      # the comparison config
+    python benchmarks/bench_loop.py --model DIR --G 16   # any local causal LM
+
+On a shared machine the wall clock is inflated by other processes; ``median_cpu_s_per_step``
+(CPU time of this process; with one thread ≈ the compute cost) is the steadier figure.
+Re-measure final numbers on a quiet machine.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import sys
+import time
+
+
+def parse(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--model", default=None, help="local causal-LM directory (default: the tiny warm-started Llama)")
+    ap.add_argument("--G", type=int, default=8, help="responses per prompt (group size)")
+    ap.add_argument("--prompts", type=int, default=8, help="prompts per step")
+    ap.add_argument("--max-new", type=int, default=16, help="token budget per response")
+    ap.add_argument("--beta", type=float, default=0.04, help="KL coefficient (0 skips the reference forward "
+                                                            "unless --kl-metric)")
+    ap.add_argument("--kl-metric", action="store_true", help="compute the KL column even when beta = 0")
+    ap.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    ap.add_argument("--steps", type=int, default=20, help="timed steps")
+    ap.add_argument("--warmup", type=int, default=3, help="untimed steps first")
+    ap.add_argument("--preset", default="grpo", help="grpo, dr_grpo, dapo or gspo")
+    ap.add_argument("--levels", default="2", help="comma-separated difficulty levels (2: a, b in 10..99)")
+    ap.add_argument("--mu", type=int, default=1, help="policy updates per batch")
+    ap.add_argument("--device", default="cpu", help="auto, cpu or cuda")
+    ap.add_argument("--warmstart-steps", type=int, default=300, help="SFT steps of the (cached) warm start")
+    ap.add_argument("--seed", type=int, default=0)
+    # tiny-model size (ignored with --model)
+    ap.add_argument("--hidden", type=int, default=128)
+    ap.add_argument("--intermediate", type=int, default=512)
+    ap.add_argument("--layers", type=int, default=4)
+    ap.add_argument("--heads", type=int, default=4)
+    ap.add_argument("--family", default="llama")
+    return ap.parse_args(argv)
+
+
+def main(argv=None) -> dict:
+    args = parse(argv)
+    import torch
+
+    torch.set_num_threads(args.threads)
+    from grpo_lab.lm.config import GRPOConfig
+    from grpo_lab.lm.trainer import Trainer
+
+    cfg = GRPOConfig.preset(
+        args.preset, model=args.model, G=args.G, prompts_per_step=args.prompts, max_new=args.max_new,
+        beta=args.beta, kl_metric=args.kl_metric or args.beta > 0, threads=args.threads, mu=args.mu,
+        levels=tuple(int(x) for x in args.levels.split(",")), device=args.device, seed=args.seed,
+        warmstart_steps=args.warmstart_steps if args.model is None else 0, progress=False,
+        hidden=args.hidden, intermediate=args.intermediate, layers=args.layers, heads=args.heads,
+        family=args.family, steps=args.warmup + args.steps)
+    tr = Trainer(cfg)
+    walls, cpus, rows = [], [], []
+    for i in range(args.warmup + args.steps):
+        c0, w0 = time.process_time(), time.perf_counter()
+        row = tr.step()
+        w, c = time.perf_counter() - w0, time.process_time() - c0
+        if i >= args.warmup:
+            walls.append(w)
+            cpus.append(c)
+            rows.append(row)
+    med = statistics.median
+    s = med(walls)
+    comps = [r["n_groups"] * cfg.G for r in rows]
+    toks = [r["n_tokens"] for r in rows]
+    out = {
+        "config": {"model": args.model or f"tiny-{args.family}-{args.hidden}x{args.layers}", "G": args.G,
+                   "prompts": args.prompts, "max_new": args.max_new, "beta": args.beta, "threads": args.threads,
+                   "preset": args.preset, "mu": args.mu, "levels": args.levels, "device": str(tr.device),
+                   "params": sum(p.numel() for p in tr.policy.parameters())},
+        "steps": args.steps,
+        "median_s_per_step": round(s, 5),
+        "median_cpu_s_per_step": round(med(cpus), 5),
+        "completions_per_s": round(sum(comps) / sum(walls), 2),
+        "tokens_per_s": round(sum(toks) / sum(walls), 2),
+        "mean_response_len": round(statistics.mean(r["len_mean"] for r in rows), 3),
+        "reward_mean": round(statistics.mean(r["reward_mean"] for r in rows), 4),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "phases_s": {k: round(med(r[f"t_{k}"] for r in rows), 5)
+                     for k in ("sample", "score", "ref", "policy", "backward")},
+    }
+    if tr.device.type == "cuda":
+        out["peak_gpu_mb"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
+    print(json.dumps(out))
+    return out
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

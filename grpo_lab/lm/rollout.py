@@ -1,0 +1,240 @@
+"""Step 1 of the recipe (seed 000 §5, "采样"): G responses per prompt, their log-probs, masks.
+
+Layout. ``P`` prompts, each answered ``G`` times, give ``B = P·G`` responses stored group
+after group (responses ``k·G … k·G+G−1`` answer prompt ``k``; the layout
+:func:`grpo_lab.advantages.advantages_from_flat` expects). Prompts are left-padded to
+``Lp`` tokens; responses are right-padded to ``T`` tokens with a 0/1 response ``mask``
+(B, T) that covers every generated token up to and including EOS.
+
+Doing no work the recipe does not need:
+
+* **Shared prompts.** The G copies of a prompt have identical activations, so the prompt
+  runs through the model *once per prompt* (P rows, not B) and its key/value cache is
+  repeated G times (``batch_repeat_interleave``). Only the response tokens are run per
+  sample. This holds for sampling, for the reference model and for the policy forward with
+  gradient: the gradient flows back through the repeated cache into the single prompt
+  computation (autograd sums the G copies), which is exactly the gradient of the
+  unshared computation.
+* **Only the logits that are scored.** The policy forward feeds ``prompt[:-1]`` as the
+  prefix and ``[last prompt token, o_1 … o_{T−1}]`` as the suffix, so it produces exactly
+  the T logits that predict o_1 … o_T — no logits for prompt positions.
+* **KV cache while sampling**, stopping as soon as every response has emitted EOS.
+* **μ = 1 needs no old-policy forward**: π_θold is the policy that sampled, so before the
+  first update ``old_logp`` *is* ``logp.detach()`` (the trainer uses that; see
+  :mod:`grpo_lab.lm.trainer`).
+
+Log-probs are those of the *sampling* distribution, softmax(logits / temperature) (TRL
+does the same); with temperature 1 they are the model's own.
+"""
+from __future__ import annotations
+
+import contextlib
+import inspect
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from transformers import DynamicCache
+
+Tensor = torch.Tensor
+
+
+@dataclass
+class Rollout:
+    """Prompts and their G sampled responses (token ids), as tensors on one device."""
+
+    prompt_ids: Tensor      # (P, Lp) left-padded prompt tokens
+    prompt_mask: Tensor     # (P, Lp) 1 for real prompt tokens
+    G: int                  # responses per prompt
+    response_ids: Tensor    # (B, T) sampled tokens, pad after EOS
+    mask: Tensor            # (B, T) float 1 for response tokens (EOS included)
+    lengths: Tensor         # (B,) |y_i| = mask.sum(-1)
+    truncated: Tensor       # (B,) bool: reached max_new without EOS
+
+    @property
+    def B(self) -> int:
+        return self.response_ids.shape[0]
+
+    @property
+    def n_tokens(self) -> int:
+        return int(self.lengths.sum())
+
+    def select_groups(self, keep) -> "Rollout":
+        """The sub-rollout of the prompts (groups) whose indices are in ``keep``."""
+        keep = torch.as_tensor(keep, dtype=torch.long, device=self.prompt_ids.device)
+        rows = (keep[:, None] * self.G + torch.arange(self.G, device=keep.device)).reshape(-1)
+        return Rollout(self.prompt_ids[keep], self.prompt_mask[keep], self.G, self.response_ids[rows],
+                       self.mask[rows], self.lengths[rows], self.truncated[rows])
+
+    @staticmethod
+    def concat(parts: list["Rollout"], pad_id: int) -> "Rollout":
+        """Stack rollouts with the same G (prompts and responses re-padded)."""
+        if len(parts) == 1:
+            return parts[0]
+        G = parts[0].G
+        Lp = max(p.prompt_ids.shape[1] for p in parts)
+        T = max(p.response_ids.shape[1] for p in parts)
+
+        def lpad(x, n, v):
+            return F.pad(x, (n - x.shape[1], 0), value=v)
+
+        def rpad(x, n, v):
+            return F.pad(x, (0, n - x.shape[1]), value=v)
+
+        return Rollout(torch.cat([lpad(p.prompt_ids, Lp, pad_id) for p in parts]),
+                       torch.cat([lpad(p.prompt_mask, Lp, 0) for p in parts]), G,
+                       torch.cat([rpad(p.response_ids, T, pad_id) for p in parts]),
+                       torch.cat([rpad(p.mask, T, 0.0) for p in parts]),
+                       torch.cat([p.lengths for p in parts]), torch.cat([p.truncated for p in parts]))
+
+
+# ---------------------------------------------------------------------------------
+# transformers version differences (cache argument name, cache constructor)
+# ---------------------------------------------------------------------------------
+_CACHE_ARG: dict[type, str] = {}
+
+
+def _cache_kw(model, cache) -> dict:
+    cls = type(model)
+    if cls not in _CACHE_ARG:
+        params = inspect.signature(model.forward).parameters
+        _CACHE_ARG[cls] = "cache" if "cache" in params else "past_key_values"
+    return {_CACHE_ARG[cls]: cache, "use_cache": True}
+
+
+def _new_cache(model):
+    try:
+        return DynamicCache(config=model.config)
+    except TypeError:  # older transformers
+        return DynamicCache()
+
+
+def autocast(device: torch.device | str, enabled: bool = True):
+    """bf16 autocast on CUDA (where supported); a no-op on CPU (fp32)."""
+    dev = torch.device(device)
+    if enabled and dev.type == "cuda" and torch.cuda.is_bf16_supported():
+        return torch.autocast("cuda", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
+def _positions(mask: Tensor) -> Tensor:
+    """Position ids for a left-padded row: 0, 1, … from the first real token."""
+    return (mask.long().cumsum(-1) - 1).clamp(min=0)
+
+
+# ---------------------------------------------------------------------------------
+# Sampling
+# ---------------------------------------------------------------------------------
+def _draw(logits: Tensor, temperature: float, generator) -> Tensor:
+    """One token per row from softmax(logits / temperature); greedy when temperature == 0."""
+    if temperature == 0:
+        return logits.argmax(-1)
+    # Gumbel-max: argmax(logits/τ + g), g ~ Gumbel(0, 1), is an exact sample of the
+    # softmax and cheaper than multinomial on small vocabularies.
+    u = torch.rand(logits.shape, generator=generator, device=logits.device, dtype=torch.float32)
+    g = -torch.log(-torch.log(u.clamp_(min=1e-20)))
+    return (logits.float() / temperature + g).argmax(-1)
+
+
+def sample(model, prompt_ids: Tensor, prompt_mask: Tensor, *, G: int, max_new: int, temperature: float,
+           eos_id: int, pad_id: int, generator: torch.Generator | None = None, amp: bool = True) -> Rollout:
+    """G responses to each of the P prompts with the KV cache. Returns a :class:`Rollout`.
+
+    The prompt runs once per prompt; its cache and last logits are repeated G times.
+    Generation stops when every response has produced EOS or after ``max_new`` tokens.
+    """
+    with torch.inference_mode():
+        ro = _sample(model, prompt_ids, prompt_mask, G, max_new, temperature, eos_id, pad_id, generator, amp)
+    # tensors made under inference_mode cannot enter an autograd graph: copy them out
+    return Rollout(*(x.clone() if isinstance(x, Tensor) else x for x in
+                     (ro.prompt_ids, ro.prompt_mask, ro.G, ro.response_ids, ro.mask, ro.lengths, ro.truncated)))
+
+
+def _sample(model, prompt_ids, prompt_mask, G, max_new, temperature, eos_id, pad_id, generator, amp):
+    dev = prompt_ids.device
+    P, Lp = prompt_ids.shape
+    B = P * G
+    padded = bool((prompt_mask == 0).any())
+    cache = _new_cache(model)
+    with autocast(dev, amp):
+        out = model(input_ids=prompt_ids, attention_mask=prompt_mask if padded else None,
+                    position_ids=_positions(prompt_mask), **_cache_kw(model, cache))
+    cache.batch_repeat_interleave(G)
+    logits = out.logits[:, -1].repeat_interleave(G, dim=0)                    # (B, V)
+    attn = prompt_mask.repeat_interleave(G, dim=0) if padded else None         # (B, Lp)
+    pos = prompt_mask.sum(-1).repeat_interleave(G, dim=0)[:, None]             # (B, 1) next position
+    tokens = torch.full((B, max_new), pad_id, dtype=torch.long, device=dev)    # (B, max_new)
+    done = torch.zeros(B, dtype=torch.bool, device=dev)
+    T = max_new
+    for t in range(max_new):
+        tok = _draw(logits, temperature, generator)
+        tok = torch.where(done, torch.full_like(tok, pad_id), tok)
+        tokens[:, t] = tok
+        done |= tok == eos_id
+        if bool(done.all()):
+            T = t + 1
+            break
+        if t + 1 == max_new:
+            break
+        if attn is not None:
+            attn = torch.cat([attn, torch.ones((B, 1), dtype=attn.dtype, device=dev)], dim=1)
+        with autocast(dev, amp):
+            out = model(input_ids=tok[:, None], attention_mask=attn, position_ids=pos + t,
+                        **_cache_kw(model, cache))
+        logits = out.logits[:, -1]
+    tokens = tokens[:, :T]
+    is_eos = tokens == eos_id
+    has_eos = is_eos.any(-1)
+    first = torch.where(has_eos, is_eos.float().argmax(-1), torch.full_like(has_eos, T, dtype=torch.long))
+    lengths = torch.where(has_eos, first + 1, torch.full_like(first, T))       # (B,) EOS counted
+    mask = (torch.arange(T, device=dev)[None, :] < lengths[:, None]).float()   # (B, T)
+    return Rollout(prompt_ids, prompt_mask, G, tokens, mask, lengths, ~has_eos)
+
+
+# ---------------------------------------------------------------------------------
+# Log-probs of the sampled tokens (policy with gradient, reference without)
+# ---------------------------------------------------------------------------------
+@dataclass
+class TokenLogp:
+    logp: Tensor                  # (B, T) log π(o_{i,t} | x, o_{i,<t}), fp32
+    entropy: Tensor | None        # (B, T) entropy of π(· | x, o_{i,<t}), detached, fp32
+
+
+def token_logp(model, ro: Rollout, *, temperature: float = 1.0, entropy: bool = False,
+               amp: bool = True) -> TokenLogp:
+    """log π(o_{i,t}) for every response token: prompt once per prompt, responses per sample.
+
+    Gradient flows if grad mode is on (policy); wrap in ``torch.inference_mode()`` for the
+    reference model. Values at padding positions are finite but meaningless (mask them).
+    """
+    dev = ro.prompt_ids.device
+    P, Lp = ro.prompt_ids.shape
+    G, B, T = ro.G, ro.B, ro.response_ids.shape[1]
+    padded = bool((ro.prompt_mask == 0).any())
+    plen = ro.prompt_mask.sum(-1)                                              # (P,)
+    cache = _new_cache(model)
+    with autocast(dev, amp):
+        if Lp > 1:   # prefix: every prompt token but the last, once per prompt
+            pm = ro.prompt_mask[:, :-1]
+            model(input_ids=ro.prompt_ids[:, :-1], attention_mask=pm if padded else None,
+                  position_ids=_positions(pm), **_cache_kw(model, cache))
+            cache.batch_repeat_interleave(G)
+        # suffix: [last prompt token, o_1 … o_{T−1}] predicts o_1 … o_T, per response
+        suffix = torch.cat([ro.prompt_ids[:, -1:].repeat_interleave(G, dim=0), ro.response_ids[:, :-1]], 1)
+        pos = (plen - 1).repeat_interleave(G, dim=0)[:, None] + torch.arange(T, device=dev)[None, :]
+        attn = None
+        if padded:
+            attn = torch.cat([ro.prompt_mask.repeat_interleave(G, dim=0),
+                              torch.ones((B, T), dtype=ro.prompt_mask.dtype, device=dev)], 1)
+        out = model(input_ids=suffix, attention_mask=attn, position_ids=pos, **_cache_kw(model, cache))
+    logits = out.logits.float()                                                # (B, T, V)
+    if temperature not in (0, 1):
+        logits = logits / temperature
+    logprobs = logits.log_softmax(-1)                                          # (B, T, V)
+    logp = logprobs.gather(-1, ro.response_ids[..., None]).squeeze(-1)         # (B, T)
+    ent = None
+    if entropy:
+        with torch.no_grad():
+            lp = logprobs.detach()
+            ent = -(lp.exp() * lp).sum(-1)                                     # (B, T)
+    return TokenLogp(logp, ent)

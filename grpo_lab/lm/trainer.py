@@ -1,0 +1,478 @@
+"""The GRPO loop on a tiny causal LM: the six steps of seed 000 §5, in order.
+
+One call of :meth:`Trainer.step` is one pass of the recipe:
+
+1. 采样 sample — G responses per prompt from the current policy (:func:`rollout.sample`),
+   then the log-probs of the sampled tokens (:func:`rollout.token_logp`).
+2. 打分 score — the verifier gives each response a scalar r_i (:func:`evaluation.score`).
+3. 组内标准化 group normalisation — Â_i = (r_i − mean)/(std + ε), eq. (1)
+   (:func:`grpo_lab.advantages.advantages_from_flat`).
+4. per-token assembly — ρ_{i,t}, eq. (4), and the clipped term ℓ_{i,t}, eq. (3), with the
+   *same* sequence-level Â_i on every token;
+5. aggregation — eq. (6) seq-mean or eq. (7) token-mean (or Dr. GRPO's 1/C);
+6. the KL term — β·k3, eq. (5) (form 1) — then the optimiser step; the batch is discarded.
+
+Steps 4–6 are one call of :func:`grpo_lab.losses.grpo_loss`, the only place the loss is
+computed in this project. KL-in-reward (form 2) folds the KL into r_i before step 3
+(:func:`grpo_lab.losses.kl_shaped_rewards`).
+
+Work the recipe does not need is not done: the prompt runs once per prompt, not G times
+(see :mod:`grpo_lab.lm.rollout`); with μ inner iterations the first iteration's
+``logp.detach()`` *is* ``old_logp`` (the policy has not moved yet), so π_θold never needs
+its own forward pass; the reference forward is skipped when β = 0 and the KL metric is off.
+
+Resumption: every step draws its randomness from generators seeded by (seed, step), and a
+checkpoint holds the policy weights (safetensors), the AdamW state and the step; the
+reference model is saved once. On CPU a resumed run therefore repeats the uninterrupted
+run bit for bit (same threads, same library versions).
+"""
+from __future__ import annotations
+
+import copy
+import json
+import math
+import os
+import shutil
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from grpo_lab.advantages import advantages_from_flat, degenerate_stats
+from grpo_lab.losses import grpo_loss, kl_shaped_rewards
+from grpo_lab.lm.config import GRPOConfig
+from grpo_lab.lm.evaluation import encode_prompts, evaluate, score
+from grpo_lab.lm.model import load_model, make_model, save_model
+from grpo_lab.lm.rollout import Rollout, sample, token_logp
+from grpo_lab.lm.tasks import AdditionTask, overlong_penalty
+from grpo_lab.lm.tokenizer import char_tokenizer
+from grpo_lab.lm.warmstart import SFTConfig, warm_start
+
+# One line per metric column (rendered in the docs and notebook 06).
+METRICS = {
+    "step": "GRPO step (1-based); one batch of P·G sampled responses",
+    "reward_mean": "mean reward r_i over every response sampled this step (after shaping)",
+    "reward_std": "standard deviation of those rewards",
+    "acc": "fraction of sampled responses (at the training temperature) that are exactly right",
+    "acc_L{level}": "the same accuracy restricted to prompts of difficulty level {level}",
+    "frac_all_correct": "fraction of groups whose G responses are all correct (退化组: Â = 0, no gradient)",
+    "frac_all_wrong": "fraction of groups whose G responses are all wrong (退化组: Â = 0, no gradient)",
+    "frac_informative": "fraction of groups whose rewards differ (the only groups that carry a gradient)",
+    "n_groups": "groups sampled this step (more than P when dynamic sampling resamples)",
+    "sampling_rounds": "sampling rounds this step (1 unless dynamic sampling resampled)",
+    "n_groups_used": "groups that entered the loss (P, or fewer if dynamic sampling ran out of rounds)",
+    "len_mean": "mean response length |y_i| in tokens (EOS included)",
+    "len_correct": "mean length of correct responses (NaN when the step has none; see n_correct)",
+    "len_incorrect": "mean length of wrong, non-truncated responses (NaN when none; see n_incorrect)",
+    "len_truncated": "mean length of truncated responses, i.e. max_new (NaN when none; see n_truncated)",
+    "n_correct": "number of correct responses this step",
+    "n_incorrect": "number of wrong responses that ended with EOS",
+    "n_truncated": "number of responses that hit max_new without EOS (reward 0)",
+    "frac_truncated": "fraction of responses truncated",
+    "kl": "KL(π_θ‖π_ref) estimate (kl_kind, eq. 5), aggregated like the loss, before the update "
+          "(absent when β = 0 and kl_metric is off; NaN when no group entered the loss)",
+    "loss": "the aggregated loss the optimiser minimised (first inner iteration)",
+    "pg_loss": "its policy-gradient part, aggregate(−ℓ_{i,t}) (first inner iteration)",
+    "clip_frac_low": "fraction of response tokens with Â < 0 and ρ < 1 − ε_low (clipped: no gradient), mean over μ",
+    "clip_frac_high": "fraction of response tokens with Â > 0 and ρ > 1 + ε_high (clipped: no gradient), mean over μ",
+    "ratio_max": "largest importance ratio ρ (or GSPO's s_i) seen over the μ iterations",
+    "entropy": "mean per-token entropy of the sampling distribution softmax(logits/τ), in nats "
+               "(NaN when no group entered the loss)",
+    "adv_abs_mean": "mean |Â_i| over the responses in the loss (0 for a batch of degenerate groups)",
+    "grad_norm": "global L2 norm of the gradient before clipping (mean over μ)",
+    "lr": "learning rate used for this step",
+    "n_tokens": "response tokens generated this step (all sampling rounds)",
+    "seconds": "wall-clock seconds of the whole step",
+    "tokens_per_s": "generated response tokens per second of the step",
+    "completions_per_s": "sampled responses per second of the step",
+    "t_sample": "seconds spent sampling (generation with the KV cache)",
+    "t_score": "seconds spent decoding and verifying",
+    "t_ref": "seconds in the reference-model forward (0 when skipped)",
+    "t_policy": "seconds in the policy forward and the loss",
+    "t_backward": "seconds in backward, gradient clipping and the optimiser step",
+}
+TIMING_COLUMNS = ("seconds", "tokens_per_s", "completions_per_s", "t_sample", "t_score", "t_ref",
+                  "t_policy", "t_backward")
+# Columns that are NaN exactly when their count column is 0.
+CONDITIONAL_COLUMNS = {"len_correct": "n_correct", "len_incorrect": "n_incorrect", "len_truncated": "n_truncated",
+                       "kl": "n_groups_used", "entropy": "n_groups_used"}
+
+
+def metric_definitions(levels=(1, 2, 3)) -> dict[str, str]:
+    """METRICS with the per-level entries expanded for ``levels``."""
+    out = {}
+    for k, v in METRICS.items():
+        if "{level}" in k:
+            for lv in levels:
+                out[k.format(level=lv)] = v.format(level=lv)
+        else:
+            out[k] = v
+    return out
+
+
+def resolve_device(device: str) -> torch.device:
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise ValueError("device='cuda' but no CUDA device is available; use device='auto' or 'cpu'")
+    return torch.device(device)
+
+
+class _Timer:
+    def __init__(self, device):
+        self.t: dict[str, float] = {}
+        self.cuda = device.type == "cuda"
+
+    @contextmanager
+    def __call__(self, name):
+        if self.cuda:
+            torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        yield
+        if self.cuda:
+            torch.cuda.synchronize()
+        self.t[name] = self.t.get(name, 0.0) + time.perf_counter() - t0
+
+
+def _mean_or_nan(x: np.ndarray) -> float:
+    return float(x.mean()) if x.size else float("nan")
+
+
+class Trainer:
+    """Holds the policy, the reference model, the optimiser and the run folder.
+
+    ``Trainer(config).run()`` trains and returns the metrics DataFrame; ``callback(trainer,
+    row)`` is called after every step (the notebook's live plots use it).
+    """
+
+    def __init__(self, config: GRPOConfig, *, callback=None):
+        if not isinstance(config, GRPOConfig):
+            raise TypeError(f"config must be a GRPOConfig, got {type(config).__name__}")
+        self.cfg = cfg = config.validate()
+        self.callback = callback
+        if cfg.threads is not None:
+            torch.set_num_threads(cfg.threads)
+        self.device = resolve_device(cfg.device)
+        self.amp = cfg.bf16 and self.device.type == "cuda"
+        self.task = AdditionTask(levels=cfg.levels, partial=cfg.partial_credit)
+        self.eval_problems = self.task.heldout(cfg.eval_per_level, seed=1234)
+        self.out = Path(cfg.out) if cfg.out else None
+        self.rows: list[dict] = []
+        self.step_count = 0
+        self.eval_before: dict | None = None
+        self.eval_after: dict | None = None
+        self.warmstart_info: dict = {}
+        self.need_ref = cfg.beta > 0 or cfg.kl_metric
+
+        resumed = cfg.resume and self.out is not None and self._latest_checkpoint() is not None
+        if self.out is not None and not resumed and (self.out / "metrics.csv").exists():
+            raise ValueError(f"out folder {str(self.out)!r} already holds a run; pass resume=True "
+                             f"(--resume) to continue it, or choose another folder")
+        self._build_models(resumed)
+        self.opt = torch.optim.AdamW(self.policy.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+        if resumed:
+            self._load_checkpoint(self._latest_checkpoint())
+        elif self.out is not None:
+            self.out.mkdir(parents=True, exist_ok=True)
+            (self.out / "config.json").write_text(self.cfg.to_json())
+            if self.ref is not None:
+                save_model(self.ref, self.tok, self.out / "ref")
+
+    # -- set-up ---------------------------------------------------------------------
+    def _build_models(self, resumed: bool):
+        cfg = self.cfg
+        if cfg.model is not None:
+            self.policy, self.tok = load_model(cfg.model)
+            init = f"path:{Path(cfg.model).resolve() if Path(cfg.model).exists() else cfg.model}"
+        else:
+            self.tok = char_tokenizer()
+            self.policy = make_model(self.tok, seed=cfg.seed, family=cfg.family, hidden=cfg.hidden,
+                                     intermediate=cfg.intermediate, layers=cfg.layers, heads=cfg.heads,
+                                     max_positions=max(64, 16 + cfg.max_new))
+            init = f"random:seed={cfg.seed}"
+        self.policy.to(self.device)
+        if resumed:
+            self.warmstart_info = {"cached": None, "resumed": True}
+        else:
+            sft_cfg = SFTConfig(steps=cfg.warmstart_steps, batch=cfg.warmstart_batch, lr=cfg.warmstart_lr,
+                                seed=cfg.seed)
+            self.policy, self.warmstart_info = warm_start(self.policy, self.tok, self.task, sft_cfg, init=init,
+                                                          device=self.device, cache_dir=cfg.cache_dir,
+                                                          progress=cfg.progress)
+        self.policy.to(self.device).train()
+        self.ref = None
+        if self.need_ref:
+            if resumed and (self.out / "ref" / "config.json").exists():
+                self.ref, _ = load_model(self.out / "ref")
+            else:
+                self.ref = copy.deepcopy(self.policy)
+            self.ref.to(self.device).eval().requires_grad_(False)
+
+    # -- randomness: a pure function of (seed, step), so resuming needs no RNG state --------
+    def _rngs(self, step: int):
+        rng = np.random.default_rng([self.cfg.seed, step, 17])
+        gen = torch.Generator(device=self.device).manual_seed(int(rng.integers(2**62)))
+        return rng, gen
+
+    # -- one GRPO step: the six steps of seed 000 §5 --------------------------------------
+    def step(self) -> dict:
+        cfg, tok = self.cfg, self.tok
+        P, G = cfg.prompts_per_step, cfg.G
+        step = self.step_count + 1
+        rng, gen = self._rngs(step)
+        timer = _Timer(self.device)
+        t_start = time.perf_counter()
+
+        # ---- Step 1 (采样): G responses per prompt from the current policy -------------------
+        # ---- Step 2 (打分): the verifier scores every response ------------------------------
+        # (with dynamic sampling, degenerate groups are dropped and more prompts are drawn)
+        kept, all_groups, rounds, n_tokens = [], [], 0, 0
+        while True:
+            rounds += 1
+            problems = self.task.sample(P, rng, stratified=True)
+            ids, pmask = encode_prompts(tok, problems, self.device)
+            self.policy.eval()
+            with timer("sample"):
+                ro = sample(self.policy, ids, pmask, G=G, max_new=cfg.max_new, temperature=cfg.temperature,
+                            eos_id=tok.eos_token_id, pad_id=tok.pad_token_id, generator=gen, amp=self.amp)
+            self.policy.train()
+            with timer("score"):
+                sc = score(self.task, tok, ro, problems)
+                rewards = sc.rewards.copy()                                     # (P·G,)
+                if cfg.overlong_buffer:                                         # DAPO soft overlong shaping
+                    rewards = rewards + overlong_penalty(ro.lengths.cpu().numpy(), cfg.max_new,
+                                                         cfg.overlong_buffer)
+            n_tokens += ro.n_tokens
+            all_groups.append((ro, sc, rewards))
+            if not cfg.dynamic_sampling:
+                kept.append((ro, problems, sc, rewards, np.arange(P)))
+                break
+            informative = np.flatnonzero(~np.all(rewards.reshape(P, G) == rewards.reshape(P, G)[:, :1], axis=1))
+            if informative.size:
+                kept.append((ro, problems, sc, rewards, informative))
+            if sum(k[4].size for k in kept) >= P or rounds >= cfg.max_sampling_rounds:
+                break
+        # the batch that enters the loss: at most P groups
+        parts, rew_parts, used = [], [], 0
+        for ro_k, _, _, rew_k, idx in kept:
+            idx = idx[:P - used]
+            if idx.size == 0:
+                continue
+            parts.append(ro_k.select_groups(idx) if idx.size < ro_k.B // G else ro_k)
+            rew_parts.append(rew_k.reshape(-1, G)[idx].reshape(-1))
+            used += idx.size
+        row = self._sampling_metrics(all_groups, rounds, n_tokens)
+        row["n_groups_used"] = used
+
+        if used == 0:   # dynamic sampling found no informative group: nothing to learn from
+            row.update(kl=float("nan"), loss=0.0, pg_loss=0.0, clip_frac_low=0.0, clip_frac_high=0.0, ratio_max=1.0,
+                       entropy=float("nan"), adv_abs_mean=0.0, grad_norm=0.0)
+        else:
+            batch = Rollout.concat(parts, tok.pad_token_id)
+            rewards_t = torch.as_tensor(np.concatenate(rew_parts), dtype=torch.float32, device=self.device)
+            # reference log-probs for the KL term of step 6 (no gradient)
+            ref_logp = None
+            if self.ref is not None:
+                with timer("ref"), torch.inference_mode():
+                    ref_logp = token_logp(self.ref, batch, temperature=cfg.temperature, amp=self.amp).logp
+                ref_logp = ref_logp.clone()
+            # Step 1, continued: log π_θ of the sampled tokens, with gradient. π_θold is the policy
+            # that sampled and it has not moved yet, so old_logp = logp.detach() (no extra forward).
+            with timer("policy"):
+                tl = token_logp(self.policy, batch, temperature=cfg.temperature, entropy=True, amp=self.amp)
+                old_logp = tl.logp.detach()
+            if cfg.kl_form == "reward" and ref_logp is not None and cfg.beta > 0:
+                # KL form 2 (seed 000 §3): r_i ← r_i − β Σ_t log(π_θ/π_ref), before step 3
+                rewards_t = kl_shaped_rewards(rewards_t, old_logp, ref_logp, batch.mask, beta=cfg.beta,
+                                              kind=cfg.kl_kind)
+            # ---- Step 3 (组内标准化): Â_i = (r_i − mean)/(std + ε), eq. (1), one scalar per response
+            adv = advantages_from_flat(rewards_t, G, scale=cfg.adv_scale, std=cfg.adv_std, eps=cfg.adv_eps)  # (B,)
+            row.update(self._update(batch, tl, old_logp, adv, ref_logp, timer))
+            row["entropy"] = float((tl.entropy * batch.mask).sum() / batch.mask.sum())
+            row["adv_abs_mean"] = float(adv.abs().mean())
+        # ---- the batch is discarded; the next step samples afresh -----------------------------
+        seconds = time.perf_counter() - t_start
+        row.update(lr=cfg.lr, seconds=seconds, tokens_per_s=n_tokens / seconds,
+                   completions_per_s=sum(r.B for r, _, _ in all_groups) / seconds,
+                   **{f"t_{k}": timer.t.get(k, 0.0) for k in ("sample", "score", "ref", "policy", "backward")})
+        if not self.need_ref:
+            row.pop("kl", None)
+        self.step_count = step
+        row = {"step": step, **row}
+        self.rows.append(row)
+        return row
+
+    def _update(self, batch: Rollout, tl, old_logp, adv, ref_logp, timer) -> dict:
+        """Steps 4–6 and the optimiser step, μ times on the same batch."""
+        cfg = self.cfg
+        beta = cfg.beta if cfg.kl_form == "loss" else 0.0
+        first, lows, highs, gnorms, rmax = None, [], [], [], 1.0
+        for it in range(cfg.mu):
+            if it > 0:
+                with timer("policy"):
+                    tl = token_logp(self.policy, batch, temperature=cfg.temperature, amp=self.amp)
+            with timer("policy"):
+                # ---- Step 4: ρ_{i,t} = exp(logp − old_logp), eq. (4); ℓ_{i,t} = min(ρÂ, clip(ρ)Â), eq. (3),
+                #              with the same sequence-level Â_i on every token of response i
+                # ---- Step 5: aggregate — eq. (6) seq-mean-token-mean, eq. (7) token-mean, or Dr. GRPO 1/C
+                # ---- Step 6: + β·KL per token (k3, eq. 5), form 1
+                out = grpo_loss(tl.logp, old_logp, adv, batch.mask,
+                                ref_logp=ref_logp if (beta > 0 or (it == 0 and ref_logp is not None)) else None,
+                                beta=beta, kl_kind=cfg.kl_kind, mode=cfg.agg, max_len=cfg.max_new,
+                                eps_low=cfg.eps_low, eps_high=cfg.eps_high, dual_clip=cfg.dual_clip,
+                                level=cfg.ratio_level)
+            with timer("backward"):
+                self.opt.zero_grad(set_to_none=True)
+                out.loss.backward()
+                gn = torch.nn.utils.clip_grad_norm_(self.policy.parameters(), cfg.max_grad_norm)
+                self.opt.step()
+            if first is None:
+                first = out
+            lows.append(float(out.clip_frac_low))
+            highs.append(float(out.clip_frac_high))
+            gnorms.append(float(gn))
+            rmax = max(rmax, float(out.ratio_max))
+        return {"kl": float(first.kl), "loss": float(first.loss.detach()), "pg_loss": float(first.pg_loss),
+                "clip_frac_low": float(np.mean(lows)), "clip_frac_high": float(np.mean(highs)),
+                "ratio_max": rmax, "grad_norm": float(np.mean(gnorms))}
+
+    def _sampling_metrics(self, groups, rounds: int, n_tokens: int) -> dict:
+        G = self.cfg.G
+        lengths = np.concatenate([ro.lengths.cpu().numpy() for ro, _, _ in groups]).astype(float)
+        trunc = np.concatenate([ro.truncated.cpu().numpy() for ro, _, _ in groups])
+        correct = np.concatenate([sc.correct for _, sc, _ in groups])
+        levels = np.concatenate([sc.levels for _, sc, _ in groups])
+        rewards = np.concatenate([r for _, _, r in groups])
+        deg = degenerate_stats(correct.astype(float).reshape(-1, G))
+        wrong = ~correct & ~trunc
+        row = {"reward_mean": float(rewards.mean()), "reward_std": float(rewards.std()),
+               "acc": float(correct.mean())}
+        for lv in self.task.levels:
+            row[f"acc_L{lv}"] = _mean_or_nan(correct[levels == lv].astype(float))
+        row.update(frac_all_correct=deg.all_correct, frac_all_wrong=deg.all_wrong,
+                   frac_informative=float(1.0 - deg.all_correct - deg.all_wrong),
+                   n_groups=int(correct.size // G), sampling_rounds=rounds,
+                   len_mean=float(lengths.mean()), len_correct=_mean_or_nan(lengths[correct]),
+                   len_incorrect=_mean_or_nan(lengths[wrong]), len_truncated=_mean_or_nan(lengths[trunc]),
+                   n_correct=int(correct.sum()), n_incorrect=int(wrong.sum()), n_truncated=int(trunc.sum()),
+                   frac_truncated=float(trunc.mean()), n_tokens=int(n_tokens))
+        return row
+
+    # -- evaluation -----------------------------------------------------------------------
+    def evaluate(self, *, temperature: float = 0.0) -> dict:
+        """Held-out accuracy (greedy by default), overall and per level."""
+        return evaluate(self.policy, self.tok, self.task, self.eval_problems, max_new=self.cfg.max_new,
+                        temperature=temperature, seed=self.cfg.seed, device=self.device)
+
+    # -- the whole run --------------------------------------------------------------------
+    def run(self) -> pd.DataFrame:
+        cfg = self.cfg
+        if self.eval_before is None:
+            self.eval_before = {"greedy": self.evaluate(), "sampled": self.evaluate(temperature=cfg.temperature)}
+            self._write_json("eval_before.json", self.eval_before)
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=cfg.steps, initial=min(self.step_count, cfg.steps), desc=f"GRPO ({cfg.preset})",
+                   disable=not cfg.progress, leave=True)
+        try:
+            while self.step_count < cfg.steps:
+                row = self.step()
+                self._append_metrics(row)
+                if cfg.checkpoint_every and self.step_count % cfg.checkpoint_every == 0:
+                    self.save_checkpoint()
+                bar.update(1)
+                bar.set_postfix(reward=f"{row['reward_mean']:.2f}", acc=f"{row['acc']:.2f}",
+                                kl=f"{row.get('kl', 0.0):.3f}", refresh=False)
+                if self.callback is not None:
+                    self.callback(self, row)
+        finally:
+            bar.close()
+        if self.out is not None and (not cfg.checkpoint_every or self.step_count % cfg.checkpoint_every):
+            self.save_checkpoint()
+        self.eval_after = {"greedy": self.evaluate(), "sampled": self.evaluate(temperature=cfg.temperature)}
+        self._write_json("eval_after.json", self.eval_after)
+        return self.dataframe()
+
+    def dataframe(self) -> pd.DataFrame:
+        df = pd.DataFrame(self.rows)
+        df.attrs.update(eval_before=self.eval_before, eval_after=self.eval_after, preset=self.cfg.preset,
+                        warmstart=self.warmstart_info, definitions=metric_definitions(self.cfg.levels))
+        return df
+
+    # -- files ----------------------------------------------------------------------------
+    def _write_json(self, name, obj):
+        if self.out is not None:
+            (self.out / name).write_text(json.dumps(obj, indent=1))
+
+    def _append_metrics(self, row: dict):
+        if self.out is None:
+            return
+        csv = self.out / "metrics.csv"
+        header = not csv.exists()
+        pd.DataFrame([row]).to_csv(csv, mode="a", header=header, index=False)
+        with open(self.out / "metrics.jsonl", "a") as f:
+            f.write(json.dumps({k: (None if isinstance(v, float) and math.isnan(v) else v)
+                                for k, v in row.items()}) + "\n")
+
+    def _latest_checkpoint(self) -> Path | None:
+        d = None if self.out is None else self.out / "checkpoints"
+        if d is None or not d.is_dir():
+            return None
+        steps = sorted(p for p in d.iterdir() if p.name.startswith("step_") and (p / "state.json").exists())
+        return steps[-1] if steps else None
+
+    def save_checkpoint(self, keep: int = 2) -> Path:
+        """Policy (safetensors), optimiser state and step under ``out/checkpoints/step_NNNNNN``."""
+        if self.out is None:
+            raise ValueError("save_checkpoint needs config.out (a run folder)")
+        root = self.out / "checkpoints"
+        path = root / f"step_{self.step_count:06d}"
+        tmp = root / f".tmp_step_{self.step_count:06d}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        save_model(self.policy, self.tok, tmp)
+        torch.save(self.opt.state_dict(), tmp / "optimizer.pt")
+        (tmp / "state.json").write_text(json.dumps({"step": self.step_count, "config": self.cfg.to_dict(),
+                                                    "eval_before": self.eval_before}))
+        shutil.rmtree(path, ignore_errors=True)
+        os.replace(tmp, path)
+        for old in sorted(p for p in root.iterdir() if p.name.startswith("step_"))[:-keep]:
+            shutil.rmtree(old, ignore_errors=True)
+        return path
+
+    def _load_checkpoint(self, path: Path):
+        state = json.loads((path / "state.json").read_text())
+        saved = GRPOConfig.from_dict(state["config"])
+        for f in saved.to_dict():
+            if f not in GRPOConfig.RUNTIME_FIELDS and getattr(saved, f) != getattr(self.cfg, f) \
+                    and not (f == "levels" and tuple(getattr(saved, f)) == tuple(self.cfg.levels)):
+                raise ValueError(f"cannot resume: config field {f!r} is {getattr(self.cfg, f)!r} "
+                                 f"but the run in {str(self.out)!r} used {getattr(saved, f)!r}")
+        loaded, _ = load_model(path)
+        self.policy.load_state_dict(loaded.state_dict())
+        self.opt.load_state_dict(torch.load(path / "optimizer.pt", map_location=self.device, weights_only=True))
+        self.step_count = int(state["step"])
+        self.eval_before = state.get("eval_before")
+        # metrics written after this checkpoint belong to the interrupted future: drop them
+        csv = self.out / "metrics.csv"
+        if csv.exists():
+            df = pd.read_csv(csv)
+            df = df[df["step"] <= self.step_count]
+            df.to_csv(csv, index=False)
+            self.rows = df.to_dict("records")
+            jl = self.out / "metrics.jsonl"
+            if jl.exists():
+                lines = [ln for ln in jl.read_text().splitlines() if ln.strip()
+                         and json.loads(ln)["step"] <= self.step_count]
+                jl.write_text("".join(ln + "\n" for ln in lines))
+
+
+def train(config: GRPOConfig, *, callback=None) -> pd.DataFrame:
+    """Run GRPO with ``config``; one DataFrame row per step (columns: :data:`METRICS`).
+
+    ``df.attrs`` holds the held-out accuracy before and after (``eval_before`` /
+    ``eval_after``, greedy and sampled), the warm-start info and the metric definitions.
+    """
+    return Trainer(config, callback=callback).run()
