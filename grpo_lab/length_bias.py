@@ -48,6 +48,7 @@ notebook 03's topic).
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -74,6 +75,21 @@ SHORT = {"grpo": "GRPO (6)", "dapo": "DAPO (7)", "dr_grpo": "Dr. GRPO 1/C", "gsp
          "seq_sum": "token-sum"}
 SHOWN = ("grpo", "dapo", "dr_grpo", "gspo")          # the four the panels and notebook show
 LENGTH_POLICIES = ("by-correctness", "shared")
+
+
+@contextmanager
+def single_thread():
+    """Run torch single-threaded inside the block, then restore the thread count.
+
+    The tensors here are tiny (a few thousand numbers): intra-op threads only add
+    synchronisation, measured ×5–×8 slower on a busy 2-core machine.
+    """
+    n_threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(n_threads)
 
 
 def _scheme(name: str) -> str:
@@ -165,8 +181,9 @@ def group_weights(lengths, rewards, *, schemes=SHOWN, C: int | None = None, drif
     z = torch.as_tensor(np.random.default_rng(seed).standard_normal(mask.shape))
     logp = old_logp + drift * z                                          # (G, T) log ρ = drift·z
     adv_t = torch.as_tensor(adv)
-    W = np.stack([token_grad_weights(logp, old_logp, adv_t, mask, max_len=C, eps_low=eps_low,
-                                     **SCHEMES[s]).numpy() for s in schemes])   # (S, G, T)
+    with single_thread():
+        W = np.stack([token_grad_weights(logp, old_logp, adv_t, mask, max_len=C, eps_low=eps_low,
+                                         **SCHEMES[s]).numpy() for s in schemes])   # (S, G, T)
     m = mask.numpy().astype(bool)[None]                                  # (1, G, T)
     total = W.sum(-1)                                                    # (S, G)
     per_token = total / L[None, :]
@@ -267,14 +284,8 @@ def _draws(cfg: DriftConfig) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _simulate(scheme: str, cfg: DriftConfig) -> DriftResult:
-    # Tensors here are tiny: intra-op threads only add synchronisation cost (×5 measured on
-    # a busy 2-core machine), so run single-threaded and restore the setting afterwards.
-    n_threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with single_thread():
         return _simulate_1thread(scheme, cfg)
-    finally:
-        torch.set_num_threads(n_threads)
 
 
 def _simulate_1thread(scheme: str, cfg: DriftConfig) -> DriftResult:
