@@ -719,6 +719,16 @@ def _batched_values(thetas: np.ndarray, M: int, K: int, cost: float, phi: np.nda
     return V, P
 
 
+def success_curve(N: int, tries: int, thetas, *, cost=0.0) -> np.ndarray:
+    """Exact J(θ) = V(N, tries) of softmax(θ) for many θ at once (vectorised DP). Shape like thetas (1-d)."""
+    N = _checks.integer("N", N, low=1, high=MAX_N)
+    K = _checks.integer("tries", tries, low=1, high=MAX_TRIES)
+    thetas = _checks.finite_array("thetas", thetas, ndim=(0, 1))
+    phi, valid = _features(N)
+    V, _ = _batched_values(np.atleast_1d(thetas), N, K, _checks.in_range("cost", cost, 0.0), phi, valid)
+    return V[:, K, N].reshape(thetas.shape)
+
+
 @dataclass(frozen=True)
 class TrainRun:
     """θ and the exact objective J(θ) = V(N, K) per step. Shapes (seeds, steps + 1)."""
@@ -763,13 +773,15 @@ def train_estimators(config: TrainConfig = TrainConfig(), estimators=ESTIMATORS)
     togo = np.repeat([ret == "to-go" for ret, _ in names], S0)[:, None, None]           # (S, 1, 1)
     kind = np.repeat([BASELINES.index(b) for _, b in names], S0)[:, None, None]        # (S, 1, 1)
     phi, valid = _features(N)
-    below_last = valid & (np.arange(N)[None, :] < np.arange(N + 1)[:, None] - 1)       # r < m − 1
+    upper = np.triu(np.ones((N, N)))                     # P @ upper = cumulative sum over r
+    saturate = (np.arange(N)[None, :] >= np.arange(N + 1)[:, None] - 1).astype(float)  # r ≥ m − 1: CDF ≥ 1
     theta = np.full(S, _checks.finite_float("theta0", c.theta0))
     thetas = np.empty((S, steps + 1))
     J = np.empty((S, steps + 1))
     gsd = np.empty((S, steps))
     k_t = K - np.arange(K)                               # tries left at step t
     ones_N = np.ones(N)
+    upper_K = np.triu(np.ones((K, K)))                   # reward @ upper_K.T = reward-to-go G_t
     sidx = np.arange(S)[:, None]
     for step in range(steps + 1):
         V, P = _batched_values(theta, N, K, cost, phi, valid)    # (S, K+1, N+1), (S, N+1, N)
@@ -777,7 +789,7 @@ def train_estimators(config: TrainConfig = TrainConfig(), estimators=ESTIMATORS)
         J[:, step] = V[:, K, N]
         if step == steps:
             break
-        C = np.where(below_last, np.cumsum(P, axis=2), 1.0)      # CDF, saturated at r = m − 1
+        C = P @ upper + saturate                                 # CDF; ≥ 1 from r = m − 1 on, so r < m
         score = (phi - (P * phi) @ ones_N[:, None]) * valid             # ∂θ log π, (S, N+1, N)
         size = np.full((S, B), N)
         secret = secret0[step].copy()
@@ -795,8 +807,7 @@ def train_estimators(config: TrainConfig = TrainConfig(), estimators=ESTIMATORS)
             size = np.where(above, size - 1 - r, r)
             secret = np.where(above, secret - 1 - r, secret)
             alive &= ~hit
-        ret = np.where(togo, np.cumsum(reward[..., ::-1], axis=2)[..., ::-1],
-                       reward.sum(axis=2, keepdims=True))                  # (S, B, K)
+        ret = np.where(togo, reward @ upper_K.T, reward.sum(axis=2, keepdims=True))   # (S, B, K)
         v_t = V[sidx[..., None], k_t[None, None, :], sizes]                 # V(h_t), (S, B, K)
         b = np.where(kind == 0, 0.0, np.where(kind == 1, constant, v_t))
         g = ((ret - b) * scores).sum(axis=2)                                # (S, B); scores = 0 after the end
