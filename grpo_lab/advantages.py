@@ -144,18 +144,23 @@ def group_advantages(rewards, *, scale: str = "group", std: str = "population",
     if scale != "none" and G < 2:
         raise ValueError(f"rewards: scale={scale!r} needs a std, so the group size G must be >= 2, got G = {G}")
     degenerate = np.all(r == r[:, :1], axis=1)     # (N,)
-    centred = r - r.mean(axis=1, keepdims=True)     # (N, G)  r_i − mean, the baseline step
-    if scale == "group":
-        denom = r.std(axis=1, ddof=1 if std == "sample" else 0)[:, None] + eps   # (N, 1)
-    elif scale == "batch":
-        denom = np.full((N, 1), r.std(ddof=1 if std == "sample" else 0) + eps)  # (N, 1)
-    else:
-        denom = np.ones((N, 1))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        adv = centred / denom                        # (N, G)
+    ddof = 1 if std == "sample" else 0
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        centred = r - r.mean(axis=1, keepdims=True)     # (N, G)  r_i − mean, the baseline step
+        if scale == "group":
+            denom = r.std(axis=1, ddof=ddof)[:, None] + eps                 # (N, 1)
+        elif scale == "batch":
+            denom = np.full((N, 1), r.std(ddof=ddof) + eps)                # (N, 1)
+        else:
+            denom = np.ones((N, 1))
+        adv = centred / denom                            # (N, G)
+    live = ~degenerate
+    ok = np.isfinite(adv[live]).all() and np.isfinite(centred[live]).all() and np.isfinite(denom[live]).all()
     adv[degenerate] = 0.0
-    if not np.all(np.isfinite(adv)):  # only reachable with eps = 0 and a std that underflows
-        raise ValueError("rewards: the group std underflowed to 0 with eps = 0; use eps > 0")
+    if not ok:
+        # extreme magnitudes only: overflow, or eps = 0 with an underflowing std
+        raise ValueError("rewards: advantages overflowed or the std underflowed to 0; "
+                         "rescale the rewards (|r| well below 1e150) or use eps > 0")
     return adv[0] if one else adv
 
 
@@ -168,9 +173,13 @@ def rloo_advantages(rewards) -> np.ndarray:
     G = r.shape[1]
     if G < 2:
         raise ValueError(f"rewards: leave-one-out needs a group size G >= 2, got G = {G}")
-    loo_mean = (r.sum(axis=1, keepdims=True) - r) / (G - 1)   # (N, G) mean of the others
-    adv = r - loo_mean
-    adv[np.all(r == r[:, :1], axis=1)] = 0.0
+    with np.errstate(over="ignore", invalid="ignore"):
+        loo_mean = (r.sum(axis=1, keepdims=True) - r) / (G - 1)   # (N, G) mean of the others
+        adv = r - loo_mean
+    degenerate = np.all(r == r[:, :1], axis=1)
+    if not np.all(np.isfinite(adv[~degenerate])):
+        raise ValueError("rewards: leave-one-out advantages overflowed; rescale the rewards")
+    adv[degenerate] = 0.0
     return adv[0] if one else adv
 
 

@@ -44,7 +44,7 @@ def test_seed_group_mean_and_std_of_1100():
 @pytest.mark.parametrize("scale", A.SCALES)
 @pytest.mark.parametrize("std", A.STDS)
 @pytest.mark.parametrize("eps", [0.0, 1e-6, 1e-4, 0.3])
-@pytest.mark.parametrize("value", [0.0, 1.0, 0.1, -3.7, 1e9])
+@pytest.mark.parametrize("value", [0.0, 1.0, 0.1, -3.7, 1e9, 1e308, -1e308, 5e-324])
 def test_all_equal_group_is_exactly_zero(scale, std, eps, value):
     adv = A.group_advantages(np.full((3, 5), value), scale=scale, std=std, eps=eps)
     assert adv.dtype == np.float64 and np.all(adv == 0.0)
@@ -281,3 +281,13 @@ def test_unknown_modes_and_negative_eps():
         A.group_advantages([1, 0], eps=np.nan)
     with pytest.raises(TypeError, match="eps"):
         A.group_advantages([1, 0], eps="small")
+
+
+def test_extreme_magnitudes_raise_instead_of_nan():
+    with pytest.raises(ValueError, match="rewards: advantages overflowed"):
+        A.group_advantages([1e308, -1e308, 1e308])
+    with pytest.raises(ValueError, match="rewards: advantages overflowed"):
+        A.group_advantages([[1e200, 0.0], [0.0, 1.0]], scale="batch")
+    with pytest.raises(ValueError, match="rewards: leave-one-out"):
+        A.rloo_advantages([1e308, 1e308, -1e308])
+    np.testing.assert_allclose(A.group_advantages([1e100, -1e100]), [1, -1])
