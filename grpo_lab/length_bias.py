@@ -283,6 +283,34 @@ def _draws(cfg: DriftConfig) -> tuple[np.ndarray, np.ndarray]:
     return u_right, u_len
 
 
+def toy_logp(stop_logit, right, lengths, stopped, *, q: float, max_len: int):
+    """Token log-probabilities of toy responses and their mask. Returns (logp, mask), shape (..., max_len).
+
+    Token 0 is the answer: log q if right, log(1 − q) if wrong (no parameter: length never
+    changes correctness). Tokens 1 … |y| − 1 are "continue" decisions, log σ(−s), except the
+    last, which is "stop", log σ(s), when ``stopped`` (else the response was cut at the
+    budget). ``stop_logit`` (...,) torch, the logit s of each response (carries the gradient);
+    ``right``, ``lengths``, ``stopped`` (...,) arrays of the same shape.
+    """
+    T = _checks.integer("max_len", max_len, low=2)
+    L = torch.as_tensor(np.asarray(lengths))
+    if L.shape != stop_logit.shape or np.shape(right) != tuple(L.shape) or np.shape(stopped) != tuple(L.shape):
+        raise ValueError("stop_logit, right, lengths and stopped must have the same shape")
+    if bool((L < 1).any()) or bool((L > T).any()):
+        raise ValueError(f"lengths must lie in [1, max_len = {T}]")
+    pos = torch.arange(T)                                                # (T,)
+    shape = (*L.shape, T)
+    mask = (pos < L[..., None]).to(torch.float64)                        # (..., T)
+    log_cont = torch.nn.functional.logsigmoid(-stop_logit)[..., None].expand(shape)
+    log_stop = torch.nn.functional.logsigmoid(stop_logit)[..., None].expand(shape)
+    is_stop = (pos == (L - 1)[..., None]) & torch.as_tensor(np.asarray(stopped, bool))[..., None]
+    logp = torch.where(is_stop, log_stop, log_cont)                      # (..., T)
+    log_q = torch.tensor([np.log(q), np.log1p(-q)], dtype=torch.float64)
+    ans = log_q[torch.as_tensor(np.where(np.asarray(right, bool), 0, 1))][..., None].expand(shape)
+    logp = torch.where(pos == 0, ans, logp)                              # token 0: the answer
+    return torch.where(mask > 0, logp, torch.zeros_like(logp)), mask
+
+
 def _simulate(scheme: str, cfg: DriftConfig) -> DriftResult:
     with single_thread():
         return _simulate_1thread(scheme, cfg)
@@ -294,8 +322,6 @@ def _simulate_1thread(scheme: str, cfg: DriftConfig) -> DriftResult:
     n_par = 2 if cfg.length_policy == "by-correctness" else 1
     s0 = float(np.log(cfg.p_stop0 / (1 - cfg.p_stop0)))
     stop_logit = torch.full((S, n_par), s0, dtype=torch.float64, requires_grad=True)  # (S, 1|2)
-    log_q = torch.tensor([np.log(cfg.q), np.log1p(-cfg.q)], dtype=torch.float64)      # answer token
-    pos = torch.arange(T)                                                # (T,)
     rows = torch.arange(S)[:, None]                                      # (S, 1)
     u_right, u_len = _draws(cfg)
     p_hist = np.empty((S, cfg.steps + 1, 2))
@@ -314,16 +340,8 @@ def _simulate_1thread(scheme: str, cfg: DriftConfig) -> DriftResult:
         L = 1 + np.minimum(K, M).astype(int)                             # (S, B) |y_i|
         samp[0, :, step] = [L[s][right[s]].mean() if right[s].any() else np.nan for s in range(S)]
         samp[1, :, step] = [L[s][~right[s]].mean() if (~right[s]).any() else np.nan for s in range(S)]
-        Lt, br = torch.as_tensor(L), torch.as_tensor(branch)
-        mask = (pos[None, None, :] < Lt[..., None]).to(torch.float64)    # (S, B, T)
-        s_i = stop_logit[rows, br]                                        # (S, B) logit of each response
-        log_cont = torch.nn.functional.logsigmoid(-s_i)[..., None].expand(S, B, T)
-        log_stop = torch.nn.functional.logsigmoid(s_i)[..., None].expand(S, B, T)
-        is_stop = (pos[None, None, :] == (Lt - 1)[..., None]) & torch.as_tensor(stopped)[..., None]
-        logp = torch.where(is_stop, log_stop, log_cont)                   # (S, B, T)
-        ans = log_q[torch.as_tensor(np.where(right, 0, 1))][..., None].expand(S, B, T)
-        logp = torch.where(pos[None, None, :] == 0, ans, logp)           # token 0: the answer
-        logp = torch.where(mask > 0, logp, torch.zeros_like(logp))
+        s_i = stop_logit[rows, torch.as_tensor(branch)]                  # (S, B) logit of each response
+        logp, mask = toy_logp(s_i, right, L, stopped, q=cfg.q, max_len=T)  # (S, B, T) each
         rewards = right.reshape(S * N, G).astype(float)                  # (S·N, G)
         adv = torch.as_tensor(group_advantages(rewards).reshape(S, B))   # (S, B) eq. (1)
         # grpo_loss = aggregate(policy_loss_per_token(...)) with β = 0: the per-token loss of
