@@ -218,11 +218,13 @@ def broadcast_adv(adv, mask) -> Tensor:
     m = _as_tensor("mask", mask)
     if m.ndim != 2:
         raise ValueError(f"mask must be 2-d of shape (B, T), got shape {tuple(m.shape)}")
-    like = torch.zeros((), dtype=torch.get_default_dtype() if not torch.is_floating_point(
-        _as_tensor("adv", adv)) else _as_tensor("adv", adv).dtype, device=m.device)
+    a0 = _as_tensor("adv", adv)
+    dtype = a0.dtype if torch.is_floating_point(a0) else torch.get_default_dtype()
+    like = torch.zeros((), dtype=dtype, device=m.device)
     m = _check_mask(m, m.shape, like)
     a = _check_adv(adv, m.shape[0], like)
-    return a[:, None].expand_as(m) * m
+    A = a[:, None].expand_as(m)                                          # (B, T) the same Â_i on every t
+    return torch.where(m > 0, A, torch.zeros_like(A))
 
 
 # ---------------------------------------------------------------------------------
@@ -553,7 +555,7 @@ def surrogate_curve(ratio, adv, *, eps_low=0.2, eps_high=None, dual_clip=None):
                                  torch.ones_like(logp), eps_low=eps_low, eps_high=eps_high,
                                  dual_clip=dual_clip)                                      # (1, N)
     (g,) = torch.autograd.grad(loss.sum(), logp)          # each token's loss depends on its own logp
-    return (-loss[0]).detach().numpy(), (-g[0]).numpy()
+    return (0.0 - loss[0]).detach().numpy(), (0.0 - g[0]).numpy()   # 0 − x: no −0.0 in printouts
 
 
 def zero_grad_intervals(adv, *, eps_low=0.2, eps_high=None, dual_clip=None) -> list[tuple[float, float]]:
