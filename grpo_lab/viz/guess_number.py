@@ -545,6 +545,8 @@ class TrainPanel(Panel):
         fig.colorbar(self.image, ax=ax, shrink=0.8, label="A(h, a)")
         ax.set_xlabel("rank of the guess among the candidates")
         ax.set_ylabel("candidates m")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         self.map_title = self.dynamic(ax.set_title(" \n ", fontsize=9))
         self._lims = None
 
