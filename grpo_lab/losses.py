@@ -34,9 +34,11 @@ Conventions of other libraries (described, not copied):
   ``"seq-mean-token-sum-norm"`` with ``max_len = max_completion_length``. All four are accepted
   here as aliases. "bnpo" and "dapo" differ in TRL only in *which* tokens are counted when the
   batch is split into micro-batches; on one batch they are the same number.
-* verl names its ``loss_agg_mode`` exactly like the modes here; its
-  ``"seq-mean-token-sum-norm"`` divides by a constant that defaults to the padded response
-  length rather than a separately named generation budget.
+* verl names its ``loss_agg_mode`` exactly like the modes here. Its
+  ``"seq-mean-token-sum-norm"`` (in the versions we read) divides the *total* by the padded
+  response length T only, without the 1/B of Dr. GRPO's 1/(G·C); its value is therefore B
+  times ours (same direction, B-fold step size). Here, as in TRL's ``dr_grpo``, the divisor
+  is B'·max_len.
 * verl calls k1/k2/k3 ``"kl"``/``"mse"``/``"low_var_kl"`` (and clamps the last one); these
   names are accepted as aliases, without the clamp.
 * Dual clip (verl's ``clip_ratio_c``, default 3) bounds the loss of Â < 0 tokens whose ratio
