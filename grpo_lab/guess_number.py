@@ -707,7 +707,10 @@ def _batched_values(thetas: np.ndarray, M: int, K: int, cost: float, phi: np.nda
     """
     m = np.arange(M + 1)
     shift = np.minimum(thetas, 0.0)[:, None] * ((m - 1) / 2.0)          # max_r θφ = −shift ≥ 0
-    P = np.exp(thetas[:, None, None] * phi + shift[:, :, None]) * valid   # (S, M+1, M), unnormalised
+    P = thetas[:, None, None] * phi                                     # (S, M+1, M)
+    P += shift[:, :, None]
+    np.exp(P, out=P)
+    P *= valid                                                           # unnormalised π
     total = P @ np.ones(M)                                               # (S, M+1)
     total[:, 0] = 1.0
     P /= total[:, :, None]
@@ -790,7 +793,7 @@ def train_estimators(config: TrainConfig = TrainConfig(), estimators=ESTIMATORS)
         if step == steps:
             break
         C = P @ upper + saturate                                 # CDF; ≥ 1 from r = m − 1 on, so r < m
-        score = (phi - (P * phi) @ ones_N[:, None]) * valid             # ∂θ log π, (S, N+1, N)
+        phi_mean = (P * phi) @ ones_N                            # E_π[φ | m], (S, N+1)
         size = np.full((S, B), N)
         secret = secret0[step].copy()
         alive = np.ones((S, B), bool)
@@ -800,7 +803,7 @@ def train_estimators(config: TrainConfig = TrainConfig(), estimators=ESTIMATORS)
         for t in range(K):
             sizes[..., t] = np.where(alive, size, 0)
             r = (C[sidx, size] <= u[step, :, :, t, None]).sum(axis=2)      # inverse-CDF draw
-            scores[..., t] = np.where(alive, score[sidx, size, r], 0.0)
+            scores[..., t] = np.where(alive, phi[size, r] - phi_mean[sidx, size], 0.0)   # ∂θ log π(r|m)
             hit = alive & (r == secret)
             reward[..., t] = np.where(alive, hit - cost, 0.0)
             above = secret > r
