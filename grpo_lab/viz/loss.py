@@ -153,7 +153,7 @@ class TokenWeightsPanel(Panel):
         self.ax_a.set_ylim(G - 0.5, -0.5)
         self.ax_a.set_xlim(-2.2, 2.2)
         self.ax_a.axvline(0, color="0.6", lw=0.8)
-        self.ax_a.set_title("Â_i (same on every token)", fontsize=10)
+        self.ax_a.set_title("Â_i (one per response)", fontsize=10)
         self.ax_a.set_yticks([])
         self.info = self.dynamic(self.ax_a.text(0.02, -0.2, "", transform=self.ax_a.transAxes, fontsize=8,
                                                 family="monospace", va="top"))
