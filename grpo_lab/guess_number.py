@@ -75,8 +75,8 @@ ESTIMATORS = tuple((ret, b) for ret in RETURNS for b in BASELINES)
 SEED_HINTS = ((8, "higher"), (12, "lower"))
 SEED_CANDIDATES = (9, 10, 11)
 SEED_TRIES = 2
-MAX_N = 400          # largest candidate set the DP accepts (O(K·M²) memory)
-MAX_TRIES = 30
+MAX_N = 200          # largest candidate set the DP accepts (O(K·M²) memory)
+MAX_TRIES = 20
 
 _FEEDBACK_ALIASES = {
     "higher": "higher", "too small": "higher", "small": "higher", "偏大": "higher", "<": "higher",
@@ -328,19 +328,19 @@ class Solution:
 
 def _transition(M: int):
     """Index and weight arrays of the two wrong-guess branches. Shapes (M + 1, M)."""
-    m = np.arange(M + 1)[:, None].astype(float)
+    m = np.arange(M + 1)[:, None]
     r = np.arange(M)[None, :]
     valid = r < m
     lower = np.where(valid, r, 0)                     # secret below the guess: r candidates left
-    higher = np.where(valid, m.astype(int) - 1 - r, 0)  # secret above: m − 1 − r left
-    msafe = np.maximum(m, 1)
+    higher = np.where(valid, m - 1 - r, 0)            # secret above: m − 1 − r left
+    msafe = np.maximum(m, 1).astype(float)
     w_lower = np.where(valid, r / msafe, 0.0)
     w_higher = np.where(valid, (m - 1 - r) / msafe, 0.0)
     w_hit = np.where(valid, 1.0 / msafe, 0.0)
     return valid, lower, higher, w_lower, w_higher, w_hit
 
 
-@lru_cache(maxsize=128)
+@lru_cache(maxsize=32)
 def solve(policy: Policy = Policy(), M: int = 100, K: int = 7, cost: float = 0.0) -> Solution:
     """Exact V, Q (and dV/dθ for softmax) by backward induction over tries left k.
 
@@ -548,6 +548,7 @@ def sample_episodes(m: int, tries: int, policy="uniform", n: int = 1000, *, thet
     out_alive = np.zeros((n, K), bool)
     reward = np.zeros((n, K))
     u = rng.random((n, K))
+    success = np.zeros(n, bool)
     for t in range(K):
         out_alive[:, t] = alive
         out_size[:, t] = np.where(alive, size, 0)
@@ -565,7 +566,7 @@ def sample_episodes(m: int, tries: int, policy="uniform", n: int = 1000, *, thet
         size = np.where(above, size - 1 - r, r)
         secret = np.where(above, secret - 1 - r, secret)
         alive = alive & ~hit
-    success = (reward + np.where(out_alive, cost, 0.0)).sum(axis=1) > 0.5
+        success |= hit
     return Episodes(m, K, out_size, out_rank, reward, out_alive, success)
 
 

@@ -338,6 +338,7 @@ def test_success_curve_matches_solve():
     (lambda: gn.action_values({1, 2}, 1.5), TypeError, "tries_left"),
     (lambda: gn.action_values({1, 2}, 1, cost=-0.1), ValueError, "cost"),
     (lambda: gn.action_values({1, 2}, 1, "softmax", theta=float("nan")), ValueError, "theta"),
+    (lambda: gn.action_values(range(gn.MAX_N + 1), 2), ValueError, "at most 200"),
     (lambda: gn.candidates_from_hints(20, "8 higher, 6 lower"), ValueError, "hints are inconsistent"),
     (lambda: gn.candidates_from_hints(20, [(8, "higher"), (8, "lower")]), ValueError, "inconsistent"),
     (lambda: gn.candidates_from_hints(20, "25 lower"), ValueError, "outside 1..20"),
