@@ -466,7 +466,8 @@ def summary_table(lengths=TABLE_EXAMPLE["lengths"], rewards=TABLE_EXAMPLE["rewar
     rows = {
         "分母 denominator": (
             f"own length |y_i| (×G): {own}",
-            f"batch total Σ|y| = {b['normaliser'].min():.0f} = {b['normaliser'].max():.0f} for all"),
+            f"batch total Σ|y| = {b['normaliser'].min():.0f}" + (" for every response" if np.ptp(b["normaliser"]) < 1e-9
+                                                                  else f" … {b['normaliser'].max():.0f}")),
         "等权对象 equal weight": (
             "each response: total push " + " = ".join(f"{v:.3f}" for v in np.unique(s["total_push"].round(6))),
             f"each token: per-token push long/short wrong = {b['per_token_long_over_short']:.2f}"),
