@@ -238,6 +238,13 @@ def test_wrong_answers_grow_under_seq_mean_only(small_runs):
     np.testing.assert_allclose(r["gspo"].len_wrong, r["grpo"].len_wrong, rtol=1e-9)
 
 
+@pytest.mark.parametrize("change", [dict(q=0.2), dict(q=0.8), dict(G=4), dict(p_stop0=0.3, seed=7)])
+def test_drift_direction_is_robust(change):
+    res = lb.simulate_all(replace(SMALL, **change), schemes=("grpo", "dr_grpo"))
+    assert np.all(res["grpo"].wrong_change > 5) and np.all(res["grpo"].right_change < 0)
+    assert np.all(np.abs(res["dr_grpo"].wrong_change) < 1.0)
+
+
 def test_shared_stop_probability_removes_the_drift():
     res = lb.simulate_all(replace(SMALL, length_policy="shared"), schemes=("grpo", "dr_grpo"))
     for r in res.values():
