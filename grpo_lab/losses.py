@@ -241,7 +241,8 @@ class _Clipped:
     dual: Tensor        # (B, T) bool: Â < 0 and the dual clip bound is active (zero gradient)
 
 
-def _clipped(logp, old_logp, adv, mask, eps_low, eps_high, dual_clip, level) -> _Clipped:
+def _check_policy_inputs(logp, old_logp, adv, mask, eps_low, eps_high, dual_clip, level):
+    """Validate once; returns (logp, old_logp, adv, mask as float, eps_low, eps_high, dual_clip, level)."""
     logp = _check_2d("logp", logp)
     old_logp = _check_2d("old_logp", old_logp, like=logp)
     m = _check_mask(mask, logp.shape, logp)
@@ -251,7 +252,11 @@ def _clipped(logp, old_logp, adv, mask, eps_low, eps_high, dual_clip, level) -> 
     level = _checks.choice("level", level, LEVELS)
     _check_finite_where("logp", logp, m)
     _check_finite_where("old_logp", old_logp, m)
+    return logp, old_logp, a, m, eps_low, eps_high, dual_clip, level
 
+
+def _clipped(logp, old_logp, a, m, eps_low, eps_high, dual_clip, level) -> _Clipped:
+    """The clipped term on validated inputs (see :func:`policy_loss_per_token`)."""
     if level == "token":
         ratio = torch.exp(_log_ratio(logp, old_logp, m))                 # (B, T) ρ_{i,t}, eq. (4)
     else:
@@ -305,7 +310,7 @@ def policy_loss_per_token(logp, old_logp, adv, mask, *, eps_low=0.2, eps_high=No
     Clipping zeroes the gradient where the min picks the constant clipped branch: Â > 0 and
     ρ > 1 + eps_high, or Â < 0 and ρ < 1 − eps_low (and, with dual clip, Â < 0 and ρ > c).
     """
-    return _clipped(logp, old_logp, adv, mask, eps_low, eps_high, dual_clip, level).loss
+    return _clipped(*_check_policy_inputs(logp, old_logp, adv, mask, eps_low, eps_high, dual_clip, level)).loss
 
 
 # ---------------------------------------------------------------------------------
@@ -335,6 +340,12 @@ def kl_penalty(logp, ref_logp, kind="k3", *, mask=None) -> Tensor:
     if m is not None:
         _check_finite_where("logp", logp, m)
         _check_finite_where("ref_logp", ref_logp, m)
+    return _kl(logp, ref_logp, kind, m)
+
+
+def _kl(logp: Tensor, ref_logp: Tensor, kind: str, m: Tensor | None) -> Tensor:
+    """k1/k2/k3 on validated inputs (see :func:`kl_penalty`)."""
+    if m is not None:
         log_r = torch.where(m > 0, logp - ref_logp, torch.zeros_like(logp))
     else:
         log_r = logp - ref_logp                                          # (B, T) log(π_θ/π_ref)
@@ -378,21 +389,31 @@ def aggregate(values, mask, mode="seq-mean-token-mean", *, max_len=None) -> Tens
     v = _check_2d("values", values)
     m = _check_mask(mask, v.shape, v)
     _check_finite_where("values", v, m)
+    return _aggregate(v, m, mode, _check_max_len(max_len, mode, m))
+
+
+def _check_max_len(max_len, mode: str, m: Tensor) -> int | None:
+    """max_len validated for ``mode`` (required and ≥ the longest response for the Dr. GRPO mode)."""
+    if mode != "seq-mean-token-sum-norm":
+        return None if max_len is None else _checks.integer("max_len", max_len, low=1)
+    if max_len is None:
+        raise ValueError("mode 'seq-mean-token-sum-norm' (Dr. GRPO, TRL 'dr_grpo') needs max_len, "
+                         "the constant C (generation budget) that replaces 1/|y_i|")
+    C = _checks.integer("max_len", max_len, low=1)
+    longest = int(_lengths(m).max().item()) if m.numel() else 0
+    if C < longest:
+        raise ValueError(f"max_len must be >= the longest response ({longest} tokens), got {C}")
+    return C
+
+
+def _aggregate(v: Tensor, m: Tensor, mode: str, C: int | None) -> Tensor:
+    """:func:`aggregate` on validated inputs (mode resolved, C checked)."""
     vm = torch.where(m > 0, v, torch.zeros_like(v))                      # (B, T) padding -> 0
     n_tok = _lengths(m)                                                  # (B,) |y_i|
     row_valid = n_tok > 0                                                # (B,)
     n_rows = row_valid.sum().clamp(min=1).to(v.dtype)                    # B'
     if mode == "seq-mean-token-sum-norm":
-        if max_len is None:
-            raise ValueError("mode 'seq-mean-token-sum-norm' (Dr. GRPO, TRL 'dr_grpo') needs max_len, "
-                             "the constant C (generation budget) that replaces 1/|y_i|")
-        C = _checks.integer("max_len", max_len, low=1)
-        longest = int(n_tok.max().item()) if n_tok.numel() else 0
-        if C < longest:
-            raise ValueError(f"max_len must be >= the longest response ({longest} tokens), got {C}")
-        return vm.sum() / (n_rows * C)
-    if max_len is not None:
-        _checks.integer("max_len", max_len, low=1)                       # validated, unused
+        return vm.sum() / (n_rows * C)                                   # Dr. GRPO: 1/(B'·C)
     if mode == "token-mean":
         return vm.sum() / n_tok.sum().clamp(min=1.0)                     # eq. (7)
     row_sum = vm.sum(-1)                                                 # (B,) Σ_t v_{i,t}
@@ -457,21 +478,27 @@ def grpo_loss(logp, old_logp, adv, mask, *, ref_logp=None, beta=0.0, kl_kind="k3
     ``ref_logp`` (B, T) is required when beta > 0. Arguments otherwise as in
     :func:`policy_loss_per_token` and :func:`aggregate`.
     """
-    c = _clipped(logp, old_logp, adv, mask, eps_low, eps_high, dual_clip, level)
+    args = _check_policy_inputs(logp, old_logp, adv, mask, eps_low, eps_high, dual_clip, level)
+    logp_t, m = args[0], args[3]
     beta = _checks.in_range("beta", beta, 0.0)
-    logp_t = _check_2d("logp", logp)
-    m = _check_mask(mask, logp_t.shape, logp_t)
+    mode = resolve_mode(mode)
+    kl_kind = resolve_kind(kl_kind)
+    C = _check_max_len(max_len, mode, m)
+    if ref_logp is None and beta > 0:
+        raise ValueError("ref_logp is required when beta > 0 (the KL term needs π_ref)")
+    if ref_logp is not None:
+        ref_logp = _check_2d("ref_logp", ref_logp, like=logp_t)
+        _check_finite_where("ref_logp", ref_logp, m)
+    c = _clipped(*args)
     if ref_logp is None:
-        if beta > 0:
-            raise ValueError("ref_logp is required when beta > 0 (the KL term needs π_ref)")
         kl_tok = torch.zeros_like(c.loss)
     else:
-        kl_tok = kl_penalty(logp_t, ref_logp, kl_kind, mask=m)           # (B, T)
+        kl_tok = _kl(logp_t, ref_logp, kl_kind, m)                       # (B, T) 0 on padding
     per_token = c.loss + beta * kl_tok if beta > 0 else c.loss           # (B, T)
-    loss = aggregate(per_token, m, mode, max_len=max_len)
+    loss = _aggregate(per_token, m, mode, C)
     with torch.no_grad():
-        pg = aggregate(c.loss, m, mode, max_len=max_len)
-        kl = aggregate(kl_tok, m, mode, max_len=max_len)
+        pg = _aggregate(c.loss, m, mode, C)
+        kl = _aggregate(kl_tok, m, mode, C)
         valid = m > 0
         n = valid.sum().clamp(min=1).to(logp_t.dtype)
         r = c.ratio.detach()[valid]
