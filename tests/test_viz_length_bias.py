@@ -89,15 +89,22 @@ def test_drift_panel_curves_cursor_and_policy_toggle():
     panel.set(length_policy="shared", step=SMALL.steps)
     shared = lb.simulate_all(replace(SMALL, length_policy="shared"))
     np.testing.assert_allclose(line.get_ydata(), shared["grpo"].len_wrong[1])
-    assert "shared" in panel.ax.get_title() or "one stop" in panel.ax.get_title()
+    assert "one stop probability" in panel.readout.value
 
 
-def test_drift_panel_blits_cursor_moves():
+def test_drift_panel_title_only_when_asked():
+    assert DriftPanel(config=SMALL).ax.get_title() == ""
+    assert "one stop probability" in DriftPanel(config=SMALL, titled=True, length_policy="shared").ax.get_title()
+
+
+def test_drift_panel_blits_cursor_moves_and_policy_toggles():
     panel = DriftPanel(config=SMALL)
     panel.fig.canvas.draw()
     full = panel.n_full_draws
     for step in (5, 10, 15):
         panel.set(step=step)
+    panel.set(length_policy="shared")
+    panel.set(seed=1)
     assert panel.n_full_draws == full
 
 

@@ -148,7 +148,10 @@ class DriftPanel(Panel):
     bench_moves = [{"step": 0}, {"step": 40}, {"step": 90}, {"step": 150}, {"seed": 1},
                    {"length_policy": "shared"}, {"step": 70}, {"length_policy": "by-correctness"}, {"seed": -1}]
 
-    def __init__(self, config: lb.DriftConfig = lb.DriftConfig(), **initial):
+    def __init__(self, config: lb.DriftConfig = lb.DriftConfig(), *, titled: bool = False, **initial):
+        """``titled=True`` adds a static axes title naming the initial length policy (for saved
+        figures; the live panel names it in its readout, so toggling needs no full redraw)."""
+        self.titled = bool(titled)
         if not isinstance(config, lb.DriftConfig):
             raise TypeError(f"config must be a DriftConfig, got {type(config).__name__}")
         self.config = config.checked()
@@ -204,8 +207,9 @@ class DriftPanel(Panel):
         self.ax_pmf.set_ylim(0, 1)
         self.ax_pmf.set_xlabel("response length |y|")
         self.ax_pmf.set_ylabel("P(|y|) at the cursor: wrong (solid), right (dashed)")
+        if self.titled:
+            self.ax.set_title(self.POLICY_TITLES[self.controls["length_policy"].value], fontsize=10)
         self.readout = widgets.HTML()
-        self._policy = None
 
     @property
     def widget(self):
@@ -213,10 +217,6 @@ class DriftPanel(Panel):
 
     def draw(self, r):
         step = r["step"]
-        if r["policy"] != self._policy:             # a static title: one full redraw per toggle
-            self._policy = r["policy"]
-            self.ax.set_title(self.POLICY_TITLES[self._policy], fontsize=10)
-            self.request_full_redraw()
         cells = []
         for s in lb.SHOWN:
             w, rt = r["curves"][s]
@@ -227,7 +227,8 @@ class DriftPanel(Panel):
             self.pmf_right[s].set_ydata(pr)
             cells.append(f"<td>{lb.SHORT[s]}: {w[step]:.1f} / {rt[step]:.1f}</td>")
         self.cursor.set_xdata([step, step])
-        self.readout.value = (f"<table style='font-size:12px'><tr><td>step {step}, E|y| wrong / right:</td>"
+        self.readout.value = (f"<div style='font-size:12px'><b>{self.POLICY_TITLES[r['policy']]}</b></div>"
+                              f"<table style='font-size:12px'><tr><td>step {step}, E|y| wrong / right:</td>"
                               f"{''.join(cells)}</tr></table>")
 
 
@@ -250,11 +251,11 @@ def fig_group_weights():
 
 
 def fig_drift():
-    return DriftPanel()
+    return DriftPanel(titled=True)
 
 
 def fig_drift_shared():
-    return DriftPanel(length_policy="shared")
+    return DriftPanel(titled=True, length_policy="shared")
 
 
 # name -> builder returning a Panel (or a Figure); collected by grpo_lab.figures
