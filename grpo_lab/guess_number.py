@@ -782,7 +782,7 @@ def train_estimators(config: TrainConfig = TrainConfig(), estimators=ESTIMATORS)
     theta = np.full(S, _checks.finite_float("theta0", c.theta0))
     thetas = np.empty((S, steps + 1))
     J = np.empty((S, steps + 1))
-    gsd = np.empty((S, steps))
+    gs = np.empty((S, steps, B))                        # per-episode gradient estimates
     k_t = K - np.arange(K)                               # tries left at step t
     ones_N = np.ones(N)
     upper_K = np.triu(np.ones((K, K)))                   # reward @ upper_K.T = reward-to-go G_t
@@ -795,28 +795,28 @@ def train_estimators(config: TrainConfig = TrainConfig(), estimators=ESTIMATORS)
             break
         C = P @ upper + saturate                                 # CDF; ≥ 1 from r = m − 1 on, so r < m
         phi_mean = (P * phi) @ ones_N                            # E_π[φ | m], (S, N+1)
-        size = np.full((S, B), N)
+        size = np.full((S, B), N)                                # 0 once the episode is over
         secret = secret0[step].copy()
-        alive = np.ones((S, B), bool)
         sizes = np.zeros((S, B, K), int)
         scores = np.zeros((S, B, K))
         reward = np.zeros((S, B, K))
         for t in range(K):
-            sizes[..., t] = np.where(alive, size, 0)
-            r = (C[sidx, size] <= u[step, :, :, t, None]).sum(axis=2)      # inverse-CDF draw
-            scores[..., t] = np.where(alive, phi[size, r] - phi_mean[sidx, size], 0.0)   # ∂θ log π(r|m)
-            hit = alive & (r == secret)
-            reward[..., t] = np.where(alive, hit - cost, 0.0)
+            sizes[..., t] = size
+            r = (C[sidx, size] <= u[step, :, :, t, None]).sum(axis=2)      # inverse-CDF draw (0 if over)
+            scores[..., t] = phi[size, r] - phi_mean[sidx, size]           # ∂θ log π(r|m); 0 if over
+            live = size > 0
+            hit = live & (r == secret)
+            reward[..., t] = hit - cost * live
             above = secret > r
-            size = np.where(above, size - 1 - r, r)
+            size = np.where(live & ~hit, np.where(above, size - 1 - r, r), 0)
             secret = np.where(above, secret - 1 - r, secret)
-            alive &= ~hit
         ret = np.where(togo, reward @ upper_K.T, reward.sum(axis=2, keepdims=True))   # (S, B, K)
         v_t = V[sidx[..., None], k_t[None, None, :], sizes]                 # V(h_t), (S, B, K)
         b = np.where(kind == 0, 0.0, np.where(kind == 1, constant, v_t))
         g = ((ret - b) * scores).sum(axis=2)                                # (S, B); scores = 0 after the end
-        gsd[:, step] = g.std(axis=1)
+        gs[:, step] = g
         theta = theta + lr * g.mean(axis=1)
+    gsd = gs.std(axis=2)                                 # (S, steps)
     return {name: TrainRun(name[0], name[1], thetas[i * S0:(i + 1) * S0], J[i * S0:(i + 1) * S0],
                            gsd[i * S0:(i + 1) * S0]) for i, name in enumerate(names)}
 

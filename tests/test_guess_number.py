@@ -307,6 +307,16 @@ def test_reinforce_learns_toward_bisection_faster_with_a_baseline():
     assert np.median(value.J[:, -1]) > 0.97 and np.median(value.J[:, -1]) > np.median(plain.J[:, -1])
 
 
+@pytest.mark.parametrize("estimator", gn.ESTIMATORS, ids=lambda e: "-".join(e))
+def test_one_training_step_is_an_unbiased_gradient_step(estimator):
+    # with lr = 1 and one step, θ1 − θ0 is the batch mean of the per-episode estimates
+    cfg = gn.TrainConfig(N=12, tries=4, steps=1, batch=20_000, seeds=1, lr=1.0, theta0=0.3, cost=0.1, seed=4)
+    run = gn.train(*estimator, config=cfg)
+    step = run.theta[0, 1] - run.theta[0, 0]
+    se = run.grad_sd[0, 0] / math.sqrt(cfg.batch)
+    assert abs(step - gn.policy_gradient(12, 4, 0.3, cost=0.1)) <= Z * se
+
+
 def test_training_uses_common_random_numbers_and_is_deterministic():
     cfg = gn.TrainConfig(steps=5, seeds=3, batch=2)
     a = gn.train("to-go", "value", cfg)

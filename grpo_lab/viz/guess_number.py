@@ -547,7 +547,8 @@ class TrainPanel(Panel):
         ax.set_ylabel("candidates m")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-        self.map_title = self.dynamic(ax.set_title(" \n ", fontsize=9))
+        ax.set_title(f"A(h, a) under the learned policy,\nstates with m candidates and {MAP_TRIES} tries left", fontsize=9)
+        self.map_theta = self.dynamic(ax.text(0.97, 0.04, "", transform=ax.transAxes, ha="right", fontsize=8.5))
         self._lims = None
 
     def draw(self, r):
@@ -566,8 +567,7 @@ class TrainPanel(Panel):
             self.image.set_extent((-0.5, N - 0.5, 0.5, N + 0.5))
             self.ax_map.set_xlim(-0.5, N - 0.5)
             self.ax_map.set_ylim(0.5, N + 0.5)
-        self.map_title.set_text(f"A(h, a) under the learned policy (θ = {r['theta']:.2f}),\n"
-                                f"states with m candidates and {MAP_TRIES} tries left")
+        self.map_theta.set_text(f"learned θ = {r['theta']:.2f}")
 
 
 # ---------------------------------------------------------------------------------
