@@ -1,0 +1,215 @@
+"""Speed of one GRPO step of TRL's GRPOTrainer on the issue-6 comparison configuration.
+
+The counterpart of ``benchmarks/bench_loop.py``: the same flags, the same starting weights
+(the warm-started tiny model is built by ``grpo_lab.lm.trainer.Trainer`` and saved to a
+temporary folder, or ``--model DIR``), the same task (prompts ``a+b=``, a, b in 10..99),
+the same reward (the task's verifier through ``grpo_lab.lm.trl_compat``) and the same
+recipe (``grpo_lab.lm.handoff.to_trl_kwargs``: G = 8, 8 prompts per step, at most 16 new
+tokens, β = 0.04, μ = 1, constant lr), on one thread, fp32, no vLLM, no gradient
+checkpointing. Prints one JSON line with bench_loop's fields:
+
+* ``median_s_per_step`` / ``median_cpu_s_per_step`` — wall clock and process CPU time of
+  one optimiser step (TRL's ``on_step_begin`` → ``on_step_end``: generation, scoring,
+  reference forward, policy forward + loss, backward, optimiser step);
+* ``completions_per_s``, ``tokens_per_s`` (completion tokens, EOS included, as in bench_loop);
+* ``peak_rss_mb``;
+* ``phases_s`` — medians per step of ``sample`` (``_generate``), ``score`` (reward
+  functions), ``ref`` (reference log-probs, no grad), ``policy`` (``compute_loss``: forward
+  with grad + loss) and ``backward`` (``accelerator.backward``), measured by wrapping those
+  TRL methods on the trainer instance; ``policy_forward`` is the forward pass inside
+  ``policy``; ``other`` is the rest of the step (advantages, optimiser, bookkeeping).
+
+Run both back to back on a quiet machine for the comparison (TRL is an optional extra,
+``pip install -e '.[trl]'``)::
+
+    python benchmarks/bench_loop.py  --steps 30 --warmup 5
+    python benchmarks/bench_trl.py   --steps 30 --warmup 5
+
+Wrapping the methods adds a few microseconds per call; on a shared machine prefer the CPU
+time, and re-measure final numbers on a quiet one.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import sys
+import tempfile
+import time
+import warnings
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+
+def parse(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--model", default=None, help="local causal-LM directory (default: the tiny warm-started Llama)")
+    ap.add_argument("--G", type=int, default=8, help="responses per prompt (group size)")
+    ap.add_argument("--prompts", type=int, default=8, help="prompts per step")
+    ap.add_argument("--max-new", type=int, default=16, help="token budget per response")
+    ap.add_argument("--beta", type=float, default=0.04, help="KL coefficient (0: TRL loads no reference model)")
+    ap.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    ap.add_argument("--steps", type=int, default=20, help="timed steps")
+    ap.add_argument("--warmup", type=int, default=3, help="untimed steps first")
+    ap.add_argument("--preset", default="grpo", help="grpo, dr_grpo, dapo or gspo")
+    ap.add_argument("--levels", default="2", help="comma-separated difficulty levels (2: a, b in 10..99)")
+    ap.add_argument("--mu", type=int, default=1, help="policy updates per batch (TRL num_iterations)")
+    ap.add_argument("--device", default="cpu", help="auto, cpu or cuda")
+    ap.add_argument("--warmstart-steps", type=int, default=300, help="SFT steps of the (cached) warm start")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--hidden", type=int, default=128)
+    ap.add_argument("--intermediate", type=int, default=512)
+    ap.add_argument("--layers", type=int, default=4)
+    ap.add_argument("--heads", type=int, default=4)
+    ap.add_argument("--family", default="llama")
+    return ap.parse_args(argv)
+
+
+class _PhaseTimer:
+    """Wall time of named TRL methods, summed per optimiser step."""
+
+    def __init__(self, sync):
+        self.sync = sync
+        self.cur = defaultdict(float)
+
+    def wrap(self, obj, attr, name_fn):
+        fn = getattr(obj, attr)
+
+        def timed(*a, **kw):
+            self.sync()
+            t0 = time.perf_counter()
+            try:
+                return fn(*a, **kw)
+            finally:
+                self.sync()
+                self.cur[name_fn()] += time.perf_counter() - t0
+
+        setattr(obj, attr, timed)
+
+
+def main(argv=None) -> dict:
+    args = parse(argv)
+    import torch
+
+    torch.set_num_threads(args.threads)
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    warnings.filterwarnings("ignore", category=FutureWarning)
+    warnings.filterwarnings("ignore", category=UserWarning)
+    import trl
+    from transformers import PrinterCallback, TrainerCallback
+    from transformers.utils import logging as hf_logging
+
+    from grpo_lab.lm.config import GRPOConfig
+    from grpo_lab.lm.handoff import to_trl_kwargs
+    from grpo_lab.lm.model import load_model
+    from grpo_lab.lm.tasks import AdditionTask
+    from grpo_lab.lm.trl_compat import build_dataset, export_policy, reward_functions
+
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    n_steps = args.warmup + args.steps
+    cfg = GRPOConfig.preset(
+        args.preset, model=args.model, G=args.G, prompts_per_step=args.prompts, max_new=args.max_new,
+        beta=args.beta, threads=args.threads, mu=args.mu, levels=tuple(int(x) for x in args.levels.split(",")),
+        device=args.device, seed=args.seed, warmstart_steps=args.warmstart_steps if args.model is None else 0,
+        progress=False, hidden=args.hidden, intermediate=args.intermediate, layers=args.layers, heads=args.heads,
+        family=args.family, steps=n_steps)
+    tmp = tempfile.TemporaryDirectory(prefix="bench_trl-")
+    model_dir = args.model or str(export_policy(cfg, Path(tmp.name) / "policy"))
+    model, tok = load_model(model_dir)          # fp32, sdpa — the same load as our loop
+    task = AdditionTask(levels=cfg.levels, partial=cfg.partial_credit)
+    dataset = build_dataset(task, cfg.prompts_per_step * (n_steps + 2), seed=cfg.seed)
+    kw = to_trl_kwargs(cfg)
+    targs = trl.GRPOConfig(
+        output_dir=str(Path(tmp.name) / "out"), report_to=[], save_strategy="no", logging_steps=10**9,
+        disable_tqdm=True, gradient_checkpointing=False, dataloader_num_workers=0, use_vllm=False, **kw)
+    trainer = trl.GRPOTrainer(model=model, reward_funcs=reward_functions(
+        task, tok, overlong_buffer=cfg.overlong_buffer or None, max_new=cfg.max_new),
+        args=targs, train_dataset=dataset, processing_class=tok)
+
+    cuda = trainer.accelerator.device.type == "cuda"
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    pt = _PhaseTimer(sync)
+    pt.wrap(trainer, "_generate", lambda: "sample")
+    pt.wrap(trainer, "_calculate_rewards", lambda: "score")
+    pt.wrap(trainer, "_get_per_token_logps_and_entropies",
+            lambda: "policy_in_loss" if torch.is_grad_enabled() else "ref")
+    pt.wrap(trainer, "compute_loss", lambda: "policy")
+    pt.wrap(trainer.accelerator, "backward", lambda: "backward")
+    n_tok = []
+    gen = trainer._generate
+
+    def counting_generate(*a, **k):
+        out = gen(*a, **k)
+        n_tok.append(sum(len(x) for x in out[1]))          # completion ids, EOS included
+        return out
+
+    trainer._generate = counting_generate
+    steps, rewards_seen = [], []
+    calc = trainer._calculate_rewards
+
+    def recording_rewards(*a, **k):
+        r = calc(*a, **k)
+        rewards_seen.append(float(r[:, 0].mean()))
+        return r
+
+    trainer._calculate_rewards = recording_rewards
+
+    class Clock(TrainerCallback):
+        def on_step_begin(self, a, state, control, **k):
+            pt.cur.clear()
+            n_tok.clear()
+            sync()
+            self.w0, self.c0 = time.perf_counter(), time.process_time()
+
+        def on_step_end(self, a, state, control, **k):
+            sync()
+            w, c = time.perf_counter() - self.w0, time.process_time() - self.c0
+            steps.append({"wall": w, "cpu": c, "tokens": sum(n_tok), "threads": torch.get_num_threads(),
+                          **dict(pt.cur)})
+
+    trainer.add_callback(Clock())
+    trainer.remove_callback(PrinterCallback)          # keep stdout to the one JSON line
+    trainer.train()
+    timed = steps[args.warmup:]
+    if not timed:
+        raise SystemExit("no timed steps: increase --steps")
+    med = statistics.median
+    walls = [s["wall"] for s in timed]
+    B = cfg.prompts_per_step * cfg.G
+    phases = {k: round(med(s.get(k, 0.0) for s in timed), 5) for k in ("sample", "score", "ref", "policy", "backward")}
+    phases["policy_forward"] = round(med(s.get("policy_in_loss", 0.0) for s in timed), 5)   # part of "policy"
+    phases["other"] = round(med(s["wall"] - sum(s.get(k, 0.0) for k in ("sample", "score", "ref", "policy",
+                                                                        "backward")) for s in timed), 5)
+    out = {
+        "framework": f"trl {trl.__version__}",
+        "config": {"model": args.model or f"tiny-{args.family}-{args.hidden}x{args.layers}", "G": args.G,
+                   "prompts": args.prompts, "max_new": args.max_new, "beta": args.beta, "threads": args.threads,
+                   "threads_seen": timed[-1]["threads"], "preset": args.preset, "mu": args.mu, "levels": args.levels,
+                   "device": str(trainer.accelerator.device), "params": sum(p.numel() for p in model.parameters()),
+                   "loss_type": kw["loss_type"], "bf16": targs.bf16, "gradient_checkpointing": False},
+        "steps": len(timed),
+        "median_s_per_step": round(med(walls), 5),
+        "median_cpu_s_per_step": round(med(s["cpu"] for s in timed), 5),
+        "completions_per_s": round(B * len(timed) / sum(walls), 2),
+        "tokens_per_s": round(sum(s["tokens"] for s in timed) / sum(walls), 2),
+        "mean_response_len": round(statistics.mean(s["tokens"] for s in timed) / B, 3),
+        "reward_mean": round(statistics.mean(rewards_seen[args.warmup:]), 4),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "phases_s": phases,
+    }
+    if cuda:
+        out["peak_gpu_mb"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
+    print(json.dumps(out))
+    tmp.cleanup()
+    return out
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
