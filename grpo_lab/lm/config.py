@@ -93,7 +93,8 @@ class GRPOConfig:
     kl_form: str = "loss"           # "loss" (form 1, KL term in the loss) or "reward" (form 2)
     kl_metric: bool = True          # compute the KL column even when β = 0 (costs a reference forward)
     mu: int = 1                     # μ: policy updates per batch (inner iterations)
-    lr: float = 2e-4                # AdamW learning rate for GRPO
+    lr: float = 1e-4                # AdamW learning rate for GRPO
+    lr_warmup: int = 10             # linear learning-rate warm-up over the first N steps (0 = none)
     weight_decay: float = 0.0
     max_grad_norm: float = 1.0      # gradient clipping (the grad_norm metric is before clipping)
 
@@ -169,6 +170,7 @@ class GRPOConfig:
         c.choice("kl_form", self.kl_form, KL_FORMS)
         c.integer("mu", self.mu, low=1)
         c.in_range("lr", self.lr, 0.0, low_open=True)
+        c.integer("lr_warmup", self.lr_warmup, low=0)
         c.in_range("weight_decay", self.weight_decay, 0.0)
         c.in_range("max_grad_norm", self.max_grad_norm, 0.0, low_open=True)
         c.integer("max_sampling_rounds", self.max_sampling_rounds, low=1)

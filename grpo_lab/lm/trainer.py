@@ -211,6 +211,11 @@ class Trainer:
                 self.ref = copy.deepcopy(self.policy)
             self.ref.to(self.device).eval().requires_grad_(False)
 
+    def lr_at(self, step: int) -> float:
+        """Learning rate of step ``step`` (1-based): linear warm-up, then constant."""
+        w = self.cfg.lr_warmup
+        return self.cfg.lr * (min(1.0, step / w) if w else 1.0)
+
     # -- randomness: a pure function of (seed, step), so resuming needs no RNG state --------
     def _rngs(self, step: int):
         rng = np.random.default_rng([self.cfg.seed, step, 17])
@@ -224,6 +229,9 @@ class Trainer:
         step = self.step_count + 1
         rng, gen = self._rngs(step)
         timer = _Timer(self.device)
+        lr = self.lr_at(step)
+        for group in self.opt.param_groups:
+            group["lr"] = lr
         t_start = time.perf_counter()
 
         # ---- Step 1 (采样): G responses per prompt from the current policy -------------------
@@ -268,34 +276,14 @@ class Trainer:
         row["n_groups_used"] = used
 
         if used == 0:   # dynamic sampling found no informative group: nothing to learn from
-            row.update(kl=float("nan"), loss=0.0, pg_loss=0.0, clip_frac_low=0.0, clip_frac_high=0.0, ratio_max=1.0,
-                       entropy=float("nan"), adv_abs_mean=0.0, grad_norm=0.0)
+            row.update(kl=float("nan"), loss=0.0, pg_loss=0.0, clip_frac_low=0.0, clip_frac_high=0.0,
+                       ratio_max=1.0, entropy=float("nan"), adv_abs_mean=0.0, grad_norm=0.0)
         else:
             batch = Rollout.concat(parts, tok.pad_token_id)
-            rewards_t = torch.as_tensor(np.concatenate(rew_parts), dtype=torch.float32, device=self.device)
-            # reference log-probs for the KL term of step 6 (no gradient)
-            ref_logp = None
-            if self.ref is not None:
-                with timer("ref"), torch.inference_mode():
-                    ref_logp = token_logp(self.ref, batch, temperature=cfg.temperature, amp=self.amp).logp
-                ref_logp = ref_logp.clone()
-            # Step 1, continued: log π_θ of the sampled tokens, with gradient. π_θold is the policy
-            # that sampled and it has not moved yet, so old_logp = logp.detach() (no extra forward).
-            with timer("policy"):
-                tl = token_logp(self.policy, batch, temperature=cfg.temperature, entropy=True, amp=self.amp)
-                old_logp = tl.logp.detach()
-            if cfg.kl_form == "reward" and ref_logp is not None and cfg.beta > 0:
-                # KL form 2 (seed 000 §3): r_i ← r_i − β Σ_t log(π_θ/π_ref), before step 3
-                rewards_t = kl_shaped_rewards(rewards_t, old_logp, ref_logp, batch.mask, beta=cfg.beta,
-                                              kind=cfg.kl_kind)
-            # ---- Step 3 (组内标准化): Â_i = (r_i − mean)/(std + ε), eq. (1), one scalar per response
-            adv = advantages_from_flat(rewards_t, G, scale=cfg.adv_scale, std=cfg.adv_std, eps=cfg.adv_eps)  # (B,)
-            row.update(self._update(batch, tl, old_logp, adv, ref_logp, timer))
-            row["entropy"] = float((tl.entropy * batch.mask).sum() / batch.mask.sum())
-            row["adv_abs_mean"] = float(adv.abs().mean())
+            row.update(self.learn(batch, np.concatenate(rew_parts), timer))
         # ---- the batch is discarded; the next step samples afresh -----------------------------
         seconds = time.perf_counter() - t_start
-        row.update(lr=cfg.lr, seconds=seconds, tokens_per_s=n_tokens / seconds,
+        row.update(lr=lr, seconds=seconds, tokens_per_s=n_tokens / seconds,
                    completions_per_s=sum(r.B for r, _, _ in all_groups) / seconds,
                    **{f"t_{k}": timer.t.get(k, 0.0) for k in ("sample", "score", "ref", "policy", "backward")})
         if not self.need_ref:
@@ -304,6 +292,41 @@ class Trainer:
         row = {"step": step, **row}
         self.rows.append(row)
         return row
+
+    def learn(self, batch: Rollout, rewards, timer: _Timer | None = None) -> dict:
+        """Steps 3–6 on a scored batch: advantages, loss, μ optimiser steps. Returns metrics.
+
+        ``rewards`` (B,) are the rewards r_i of ``batch``'s responses, group after group.
+        Usable on a hand-made batch (the tests construct one).
+        """
+        cfg = self.cfg
+        timer = timer or _Timer(self.device)
+        rewards_t = torch.as_tensor(np.asarray(rewards, dtype=np.float32), device=self.device)   # (B,)
+        if rewards_t.ndim != 1 or rewards_t.shape[0] != batch.B:
+            raise ValueError(f"rewards must have shape ({batch.B},), one per response; got {tuple(rewards_t.shape)}")
+        if batch.G != cfg.G:
+            raise ValueError(f"batch has groups of {batch.G} responses but config.G = {cfg.G}")
+        # reference log-probs for the KL term of step 6 (no gradient)
+        ref_logp = None
+        if self.ref is not None:
+            with timer("ref"), torch.inference_mode():
+                ref_logp = token_logp(self.ref, batch, temperature=cfg.temperature, amp=self.amp).logp
+            ref_logp = ref_logp.clone()
+        # Step 1, continued: log π_θ of the sampled tokens, with gradient. π_θold is the policy
+        # that sampled and it has not moved yet, so old_logp = logp.detach() (no extra forward).
+        with timer("policy"):
+            tl = token_logp(self.policy, batch, temperature=cfg.temperature, entropy=True, amp=self.amp)
+            old_logp = tl.logp.detach()
+        if cfg.kl_form == "reward" and ref_logp is not None and cfg.beta > 0:
+            # KL form 2 (seed 000 §3): r_i ← r_i − β Σ_t log(π_θ/π_ref), before step 3
+            rewards_t = kl_shaped_rewards(rewards_t, old_logp, ref_logp, batch.mask, beta=cfg.beta,
+                                          kind=cfg.kl_kind)
+        # ---- Step 3 (组内标准化): Â_i = (r_i − mean)/(std + ε), eq. (1), one scalar per response
+        adv = advantages_from_flat(rewards_t, cfg.G, scale=cfg.adv_scale, std=cfg.adv_std, eps=cfg.adv_eps)  # (B,)
+        out = self._update(batch, tl, old_logp, adv, ref_logp, timer)
+        out["entropy"] = float((tl.entropy * batch.mask).sum() / batch.mask.sum())
+        out["adv_abs_mean"] = float(adv.abs().mean())
+        return out
 
     def _update(self, batch: Rollout, tl, old_logp, adv, ref_logp, timer) -> dict:
         """Steps 4–6 and the optimiser step, μ times on the same batch."""
@@ -362,16 +385,21 @@ class Trainer:
         return row
 
     # -- evaluation -----------------------------------------------------------------------
-    def evaluate(self, *, temperature: float = 0.0) -> dict:
-        """Held-out accuracy (greedy by default), overall and per level."""
+    def evaluate(self, *, temperature: float = 0.0, samples: int = 1) -> dict:
+        """Held-out accuracy, overall and per level: greedy by default, else ``samples``
+        responses per problem at ``temperature`` (the pass rate GRPO optimises)."""
         return evaluate(self.policy, self.tok, self.task, self.eval_problems, max_new=self.cfg.max_new,
-                        temperature=temperature, seed=self.cfg.seed, device=self.device)
+                        temperature=temperature, G=samples, seed=self.cfg.seed, device=self.device)
+
+    def evaluate_both(self) -> dict:
+        """{"greedy": …, "sampled": …}; sampled = 4 responses per problem at the training τ."""
+        return {"greedy": self.evaluate(), "sampled": self.evaluate(temperature=self.cfg.temperature, samples=4)}
 
     # -- the whole run --------------------------------------------------------------------
     def run(self) -> pd.DataFrame:
         cfg = self.cfg
         if self.eval_before is None:
-            self.eval_before = {"greedy": self.evaluate(), "sampled": self.evaluate(temperature=cfg.temperature)}
+            self.eval_before = self.evaluate_both()
             self._write_json("eval_before.json", self.eval_before)
         from tqdm.auto import tqdm
 
@@ -392,7 +420,7 @@ class Trainer:
             bar.close()
         if self.out is not None and (not cfg.checkpoint_every or self.step_count % cfg.checkpoint_every):
             self.save_checkpoint()
-        self.eval_after = {"greedy": self.evaluate(), "sampled": self.evaluate(temperature=cfg.temperature)}
+        self.eval_after = self.evaluate_both()
         self._write_json("eval_after.json", self.eval_after)
         return self.dataframe()
 

@@ -1,0 +1,102 @@
+"""grpo_lab.lm.rollout: shared-prompt sampling and log-probs equal the naive computation."""
+import pytest
+import torch
+
+from grpo_lab.lm.evaluation import encode_prompts
+from grpo_lab.lm.model import make_model
+from grpo_lab.lm.rollout import Rollout, sample, token_logp
+from grpo_lab.lm.tasks import Problem
+from grpo_lab.lm.tokenizer import char_tokenizer
+
+PROBLEMS = [Problem(1, 2, 1), Problem(12, 345, 2), Problem(99, 9, 2)]   # different prompt lengths
+
+
+@pytest.fixture(scope="module")
+def setup():
+    tok = char_tokenizer()
+    model = make_model(tok, seed=5, hidden=32, intermediate=64, layers=2, heads=2)
+    ids, mask = encode_prompts(tok, PROBLEMS)
+    assert (mask == 0).any()            # left padding is exercised
+    ro = sample(model, ids, mask, G=3, max_new=5, temperature=1.0, eos_id=tok.eos_token_id,
+                pad_id=tok.pad_token_id, generator=torch.Generator().manual_seed(0))
+    return tok, model, ro
+
+
+def _naive_logp(model, tok, ro, i):
+    """log π of response i's tokens from one unpadded forward of prompt + response."""
+    p = i // ro.G
+    prompt = ro.prompt_ids[p][ro.prompt_mask[p].bool()]
+    L = int(ro.lengths[i])
+    full = torch.cat([prompt, ro.response_ids[i, :L]])[None]
+    logits = model(input_ids=full).logits[0, len(prompt) - 1: len(prompt) - 1 + L]
+    return logits.log_softmax(-1).gather(-1, ro.response_ids[i, :L, None]).squeeze(-1)
+
+
+def test_shapes_masks_and_lengths(setup):
+    tok, _, ro = setup
+    assert ro.B == 9 and ro.response_ids.shape[0] == 9 and ro.mask.shape == ro.response_ids.shape
+    assert torch.equal(ro.mask.sum(-1).long(), ro.lengths)
+    for i in range(ro.B):
+        row = ro.response_ids[i, :int(ro.lengths[i])]
+        has_eos = bool((row == tok.eos_token_id).any())
+        assert has_eos != bool(ro.truncated[i])
+        if has_eos:
+            assert int(row[-1]) == tok.eos_token_id and int((row == tok.eos_token_id).sum()) == 1
+        else:
+            assert int(ro.lengths[i]) == ro.response_ids.shape[1] == 5
+
+
+def test_token_logp_equals_naive_forward(setup):
+    tok, model, ro = setup
+    lp = token_logp(model, ro).logp.detach()
+    with torch.no_grad():
+        for i in range(ro.B):
+            L = int(ro.lengths[i])
+            torch.testing.assert_close(lp[i, :L], _naive_logp(model, tok, ro, i), atol=1e-5, rtol=1e-5)
+
+
+def test_gradient_through_the_shared_prompt_equals_naive(setup):
+    tok, model, ro = setup
+    w = torch.randn(ro.response_ids.shape, generator=torch.Generator().manual_seed(1)) * ro.mask
+    model.zero_grad()
+    (token_logp(model, ro).logp * w).sum().backward()
+    shared = {n: p.grad.clone() for n, p in model.named_parameters()}
+    model.zero_grad()
+    sum((_naive_logp(model, tok, ro, i) * w[i, :int(ro.lengths[i])]).sum() for i in range(ro.B)).backward()
+    for n, p in model.named_parameters():
+        torch.testing.assert_close(shared[n], p.grad, atol=1e-5, rtol=1e-4, msg=n)
+
+
+def test_entropy_is_nonnegative_and_at_most_log_vocab(setup):
+    tok, model, ro = setup
+    ent = token_logp(model, ro, entropy=True).entropy
+    assert (ent >= -1e-6).all() and (ent <= torch.log(torch.tensor(float(len(tok)))) + 1e-5).all()
+
+
+def test_padded_greedy_sampling_matches_one_prompt_at_a_time(setup):
+    tok, model, _ = setup
+    ids, mask = encode_prompts(tok, PROBLEMS)
+    kw = dict(max_new=5, temperature=0, eos_id=tok.eos_token_id, pad_id=tok.pad_token_id)
+    batch = sample(model, ids, mask, G=2, **kw)
+    for k, p in enumerate(PROBLEMS):
+        i1, m1 = encode_prompts(tok, [p])
+        one = sample(model, i1, m1, G=1, **kw)
+        L = int(one.lengths[0])
+        assert batch.response_ids[2 * k, :L].tolist() == one.response_ids[0, :L].tolist()
+        assert batch.response_ids[2 * k + 1, :L].tolist() == one.response_ids[0, :L].tolist()
+
+
+def test_sampling_is_reproducible_from_the_generator(setup):
+    tok, model, ro = setup
+    again = sample(model, ro.prompt_ids, ro.prompt_mask, G=3, max_new=5, temperature=1.0, eos_id=tok.eos_token_id,
+                   pad_id=tok.pad_token_id, generator=torch.Generator().manual_seed(0))
+    assert torch.equal(again.response_ids, ro.response_ids)
+
+
+def test_select_groups_and_concat(setup):
+    tok, _, ro = setup
+    sub = ro.select_groups([2, 0])
+    assert sub.B == 6 and torch.equal(sub.response_ids[:3], ro.response_ids[6:9])
+    both = Rollout.concat([sub, ro.select_groups([1])], tok.pad_token_id)
+    assert both.B == 9 and both.prompt_ids.shape[0] == 3
+    assert torch.equal(both.lengths[6:], ro.lengths[3:6])

@@ -1,0 +1,228 @@
+"""grpo_lab.lm.trainer: the six-step loop, its metrics, resumption and bad input (tiny CPU sizes)."""
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from grpo_lab.lm.config import GRPOConfig
+from grpo_lab.lm.model import make_model, save_model
+from grpo_lab.lm.rollout import Rollout, token_logp
+from grpo_lab.lm.tokenizer import char_tokenizer
+from grpo_lab.lm.trainer import CONDITIONAL_COLUMNS, METRICS, TIMING_COLUMNS, Trainer, metric_definitions, train
+
+TINY = dict(hidden=32, intermediate=64, layers=1, heads=2, levels=(1, 2), G=4, prompts_per_step=2, max_new=5,
+            warmstart_steps=20, eval_per_level=8, progress=False, threads=1)
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    return str(tmp_path_factory.mktemp("warmstart_cache"))
+
+
+@pytest.fixture
+def cfg(cache):
+    return GRPOConfig.preset("grpo", cache_dir=cache, **TINY)
+
+
+def _constructed_batch(tok, G=4):
+    """One prompt, 3+4=, answered 7 (right), 8, 12, 6 (wrong)."""
+    enc = tok(["3+4="], return_tensors="pt")
+    rows = [tok(t, add_special_tokens=False)["input_ids"] + [tok.eos_token_id] for t in ("7", "8", "12", "6")[:G]]
+    T = max(map(len, rows))
+    ids = torch.full((G, T), tok.pad_token_id)
+    for i, r in enumerate(rows):
+        ids[i, :len(r)] = torch.tensor(r)
+    L = torch.tensor([len(r) for r in rows])
+    return Rollout(enc["input_ids"], enc["attention_mask"], G, ids, (torch.arange(T)[None] < L[:, None]).float(),
+                   L, torch.zeros(G, dtype=torch.bool))
+
+
+def _seq_logp(tr, batch):
+    with torch.no_grad():
+        return (token_logp(tr.policy, batch).logp * batch.mask).sum(-1)
+
+
+def test_one_step_moves_weights_in_the_expected_direction(cfg):
+    tr = Trainer(cfg.replace(lr=3e-3, lr_warmup=0, prompts_per_step=2, levels=(1,)))
+    batch = _constructed_batch(tr.tok)
+    before = _seq_logp(tr, batch)
+    w0 = {n: p.detach().clone() for n, p in tr.policy.named_parameters()}
+    m = tr.learn(batch, [1.0, 0.0, 0.0, 0.0])
+    after = _seq_logp(tr, batch)
+    assert any(not torch.equal(w0[n], p) for n, p in tr.policy.named_parameters())
+    assert after[0] > before[0]                        # Â > 0: every token of the right answer pushed up
+    assert (after[1:] - before[1:]).mean() < 0         # Â < 0 on average pushed down
+    assert m["adv_abs_mean"] == pytest.approx((1.73205 + 3 * 0.57735) / 4, rel=1e-3)   # seed: 1,0,0,0
+    assert m["grad_norm"] > 0 and m["clip_frac_low"] == 0 and m["clip_frac_high"] == 0   # μ = 1: ρ ≡ 1
+
+
+def test_a_degenerate_group_leaves_the_weights_unchanged(cfg):
+    # all-equal rewards: Â = 0 exactly; KL to the (identical) reference has zero gradient too
+    tr = Trainer(cfg.replace(levels=(1,), prompts_per_step=1))
+    batch = _constructed_batch(tr.tok)
+    w0 = {n: p.detach().clone() for n, p in tr.policy.named_parameters()}
+    m = tr.learn(batch, [1.0, 1.0, 1.0, 1.0])
+    assert m["adv_abs_mean"] == 0.0 and m["grad_norm"] == 0.0
+    assert all(torch.equal(w0[n], p) for n, p in tr.policy.named_parameters())
+
+
+def test_learn_checks_rewards_shape(cfg):
+    tr = Trainer(cfg.replace(levels=(1,), prompts_per_step=1))
+    with pytest.raises(ValueError, match="rewards"):
+        tr.learn(_constructed_batch(tr.tok), [1.0, 0.0])
+
+
+def test_metric_columns_present_and_finite(cfg):
+    df = train(cfg.replace(steps=3))
+    assert len(df) == 3 and df["step"].tolist() == [1, 2, 3]
+    expected = set(metric_definitions(cfg.levels))
+    assert set(df.columns) == expected
+    for col in df.columns:
+        vals = df[col].to_numpy(dtype=float)
+        if col in CONDITIONAL_COLUMNS:   # NaN exactly when there is nothing to average
+            assert np.array_equal(np.isnan(vals), df[CONDITIONAL_COLUMNS[col]].to_numpy() == 0), col
+        else:
+            assert np.isfinite(vals).all(), col
+    assert ((df.frac_all_correct + df.frac_all_wrong + df.frac_informative) == 1).all()
+    assert (df.n_correct + df.n_incorrect + df.n_truncated == df.n_groups * cfg.G).all()
+    assert (df.kl >= 0).all() and df.kl.iloc[0] == pytest.approx(0.0, abs=1e-6)   # π_θ = π_ref at step 1
+    assert (df.seconds > 0).all()
+    for key in ("eval_before", "eval_after"):
+        assert 0 <= df.attrs[key]["greedy"]["acc"] <= 1 and df.attrs[key]["sampled"]["n"] > 0
+
+
+def test_every_metric_has_a_one_line_definition():
+    for name, text in METRICS.items():
+        assert text and "\n" not in text, name
+    for col in TIMING_COLUMNS:
+        assert col in METRICS
+
+
+def test_files_written_every_step(cfg, tmp_path):
+    out = tmp_path / "run"
+    train(cfg.replace(steps=2, out=str(out)))
+    csv = pd.read_csv(out / "metrics.csv")
+    assert csv["step"].tolist() == [1, 2]
+    assert len((out / "metrics.jsonl").read_text().splitlines()) == 2
+    for name in ("config.json", "eval_before.json", "eval_after.json", "ref/model.safetensors"):
+        assert (out / name).exists(), name
+    assert (out / "checkpoints" / "step_000002" / "model.safetensors").exists()
+    with pytest.raises(ValueError, match="already holds a run"):
+        Trainer(cfg.replace(steps=2, out=str(out)))
+
+
+def _weights(tr):
+    return {n: p.detach().clone() for n, p in tr.policy.named_parameters()}
+
+
+def test_resume_equals_uninterrupted_run(cfg, tmp_path):
+    full_cfg = cfg.replace(steps=4, out=str(tmp_path / "full"), checkpoint_every=2)
+    tr_full = Trainer(full_cfg)
+    df_full = tr_full.run()
+
+    part = cfg.replace(steps=4, out=str(tmp_path / "part"), checkpoint_every=2)
+    tr = Trainer(part)
+    for _ in range(3):                        # "killed" after step 3; last checkpoint at step 2
+        tr._append_metrics(tr.step())
+        if tr.step_count % 2 == 0:
+            tr.save_checkpoint()
+    del tr
+    tr_res = Trainer(part.replace(resume=True))
+    assert tr_res.step_count == 2 and len(tr_res.rows) == 2       # the row of step 3 was dropped
+    df_res = tr_res.run()
+
+    w_full, w_res = _weights(tr_full), _weights(tr_res)
+    assert all(torch.equal(w_full[n], w_res[n]) for n in w_full)
+    cols = [c for c in df_full.columns if c not in TIMING_COLUMNS]
+    pd.testing.assert_frame_equal(df_full[cols].reset_index(drop=True), df_res[cols].reset_index(drop=True),
+                                  check_dtype=False)
+    assert pd.read_csv(tmp_path / "part" / "metrics.csv")["step"].tolist() == [1, 2, 3, 4]
+    assert df_res.attrs["eval_after"] == df_full.attrs["eval_after"]
+
+
+def test_resume_refuses_a_changed_recipe(cfg, tmp_path):
+    train(cfg.replace(steps=1, out=str(tmp_path / "r")))
+    with pytest.raises(ValueError, match="beta"):
+        Trainer(cfg.replace(steps=2, out=str(tmp_path / "r"), resume=True, beta=0.1))
+
+
+@pytest.mark.parametrize("preset", ["dr_grpo", "dapo", "gspo"])
+def test_presets_run(cfg, preset):
+    c = GRPOConfig.preset(preset, cache_dir=cfg.cache_dir, steps=2, **TINY)
+    df = train(c)
+    assert len(df) == 2 and np.isfinite(df["reward_mean"]).all()
+    if preset == "dapo":
+        assert (df.n_groups_used <= c.prompts_per_step).all()
+        assert (df.sampling_rounds >= 1).all()
+
+
+def test_mu_two_updates_use_the_first_logp_as_old_logp(cfg):
+    tr = Trainer(cfg.replace(mu=2, lr=3e-3, lr_warmup=0, levels=(1,), prompts_per_step=1))
+    m = tr.learn(_constructed_batch(tr.tok), [1.0, 0.0, 0.0, 0.0])
+    assert m["ratio_max"] > 1.0                # the second iteration sees ρ ≠ 1
+
+
+def test_kl_in_reward_form(cfg):
+    df = train(cfg.replace(steps=2, kl_form="reward"))
+    assert np.isfinite(df["loss"]).all()
+
+
+def test_local_model_path(cfg, tmp_path):
+    tok = char_tokenizer()
+    save_model(make_model(tok, seed=0, hidden=32, intermediate=64, layers=1, heads=2), tok, tmp_path / "m")
+    df = train(cfg.replace(steps=1, model=str(tmp_path / "m"), warmstart_steps=0))
+    assert len(df) == 1
+
+
+# -- bad input ------------------------------------------------------------------------------
+def test_unknown_preset():
+    with pytest.raises(ValueError, match="preset must be one of 'grpo', 'dr_grpo', 'dapo', 'gspo'"):
+        GRPOConfig.preset("ppo")
+
+
+def test_group_size_below_two():
+    with pytest.raises(ValueError, match="G must be >= 2"):
+        GRPOConfig.preset("grpo", G=1)
+    with pytest.raises(TypeError, match="G must be an integer"):
+        GRPOConfig.preset("grpo", G=2.5)
+
+
+def test_unknown_override_and_bad_values():
+    with pytest.raises(ValueError, match="unknown GRPOConfig field"):
+        GRPOConfig.preset("grpo", gamma=0.9)
+    with pytest.raises(ValueError, match="agg"):
+        GRPOConfig.preset("grpo", agg="mean")
+    with pytest.raises(ValueError, match="beta"):
+        GRPOConfig.preset("grpo", beta=-1)
+    with pytest.raises(ValueError, match="prompts_per_step"):
+        GRPOConfig.preset("grpo", levels=(1, 2, 3), prompts_per_step=2)
+
+
+def test_missing_model_path(cfg, tmp_path):
+    with pytest.raises(ValueError, match="does not exist"):
+        Trainer(cfg.replace(model=str(tmp_path / "nowhere")))
+
+
+def test_tokenizer_without_eos(cfg, tmp_path):
+    import json
+
+    tok = char_tokenizer()
+    save_model(make_model(tok, hidden=32, intermediate=64, layers=1, heads=2), tok, tmp_path / "m")
+    p = tmp_path / "m" / "tokenizer_config.json"
+    d = json.loads(p.read_text())
+    d["eos_token"] = None
+    p.write_text(json.dumps(d))
+    with pytest.raises(ValueError, match="EOS"):
+        Trainer(cfg.replace(model=str(tmp_path / "m")))
+
+
+def test_presets_differ_where_documented():
+    g, d, a, s = (GRPOConfig.preset(n) for n in ("grpo", "dr_grpo", "dapo", "gspo"))
+    assert (g.adv_scale, g.agg, g.beta, g.kl_kind, g.eps_low) == ("group", "seq-mean-token-mean", 0.04, "k3", 0.2)
+    assert (d.adv_scale, d.agg) == ("none", "seq-mean-token-sum-norm")
+    assert a.eps_high == 0.28 and a.dynamic_sampling and a.agg == "token-mean" and a.overlong_buffer > 0
+    assert s.ratio_level == "sequence" and s.eps_low < 1e-3
+    assert GRPOConfig.from_dict(a.to_dict()) == a
+    assert math.isclose(g.to_trl()["beta"], 0.04) and d.to_trl()["loss_type"] == "dr_grpo"
