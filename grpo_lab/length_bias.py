@@ -123,7 +123,7 @@ def response_mask(lengths, T: int | None = None) -> torch.Tensor:
 # ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class GroupWeights:
-    """Gradient weights of one group under several schemes (ratio 1 unless ``drift`` > 0).
+    """Gradient weights of one group under several schemes (ratio 1 unless ``off_policy`` > 0).
 
     ``weights[k]`` is ∂loss/∂log π(o_{i,t}) (G, T) for scheme ``schemes[k]``; descent raises
     log π where it is negative. ``per_token`` is its mean over each response's tokens,
@@ -152,7 +152,7 @@ class GroupWeights:
         return pd.DataFrame(rows)
 
 
-def group_weights(lengths, rewards, *, schemes=SHOWN, C: int | None = None, drift: float = 0.0,
+def group_weights(lengths, rewards, *, schemes=SHOWN, C: int | None = None, off_policy: float = 0.0,
                   seed: int = 0, std: str = "population", eps_low: float = 0.2) -> GroupWeights:
     """Per-token gradient weights of one group of G responses under each scheme.
 
@@ -163,8 +163,8 @@ def group_weights(lengths, rewards, *, schemes=SHOWN, C: int | None = None, drif
         schemes: names from :data:`SCHEMES`.
         C: Dr. GRPO's constant (``max_len`` of ``seq-mean-token-sum-norm``), ≥ max |y_i|;
             default max |y_i|.
-        drift: 0 gives the first step of a batch (μ = 1, ρ ≡ 1). drift > 0 moves the policy
-            off the sampling policy, log ρ_{i,t} = drift·z_{i,t} with z ~ N(0, 1) fixed by
+        off_policy: 0 gives the first step of a batch (μ = 1, ρ ≡ 1). off_policy > 0 moves the
+            policy off the sampling policy, log ρ_{i,t} = off_policy·z_{i,t}, z ~ N(0, 1) fixed by
             ``seed``: then the token ratio (and clipping, ``eps_low``) makes weights vary
             along a response under token-level schemes, while GSPO's s_i keeps them equal.
     """
@@ -181,13 +181,13 @@ def group_weights(lengths, rewards, *, schemes=SHOWN, C: int | None = None, drif
     C = T if C is None else _checks.integer("C", C, low=1)
     if C < T:
         raise ValueError(f"C must be >= the longest response ({T} tokens), got {C}")
-    drift = _checks.in_range("drift", drift, 0.0)
+    off_policy = _checks.in_range("off_policy", off_policy, 0.0)
     std = _checks.choice("std", std, STDS)
     adv = group_advantages(r, std=std)                                   # (G,) eq. (1)
     mask = response_mask(L)                                              # (G, T)
     old_logp = torch.full(mask.shape, -1.0, dtype=torch.float64)         # any value: only ρ matters
     z = torch.as_tensor(np.random.default_rng(seed).standard_normal(mask.shape))
-    logp = old_logp + drift * z                                          # (G, T) log ρ = drift·z
+    logp = old_logp + off_policy * z                                     # (G, T) log ρ = off_policy·z
     adv_t = torch.as_tensor(adv)
     with single_thread():
         W = np.stack([token_grad_weights(logp, old_logp, adv_t, mask, max_len=C, eps_low=eps_low,

@@ -117,13 +117,13 @@ def test_seed_group_short_vs_long_wrong_answer():
 
 
 def test_off_policy_drift_varies_token_weights_except_under_gspo():
-    gw = lb.group_weights([8, 8, 4, 16], [1, 0, 1, 0], schemes=("grpo", "gspo"), drift=0.3, seed=1)
+    gw = lb.group_weights([8, 8, 4, 16], [1, 0, 1, 0], schemes=("grpo", "gspo"), off_policy=0.3, seed=1)
     grpo, gspo = 0, 1
     assert np.any(gw.per_token_max[grpo] - gw.per_token_min[grpo] > 1e-6)   # ρ_{i,t} varies along t
     np.testing.assert_allclose(gw.per_token_min[gspo], gw.per_token_max[gspo], rtol=1e-12)  # s_i per response
-    # drift = 0 recovers the on-policy weights
-    a = lb.group_weights([8, 8, 4, 16], [1, 0, 1, 0], drift=0.0, seed=5).weights
-    b = lb.group_weights([8, 8, 4, 16], [1, 0, 1, 0], drift=0.0, seed=9).weights
+    # off_policy = 0 recovers the on-policy weights
+    a = lb.group_weights([8, 8, 4, 16], [1, 0, 1, 0], off_policy=0.0, seed=5).weights
+    b = lb.group_weights([8, 8, 4, 16], [1, 0, 1, 0], off_policy=0.0, seed=9).weights
     np.testing.assert_array_equal(a, b)
 
 
@@ -142,7 +142,7 @@ def test_all_equal_rewards_give_exactly_zero_weights():
     (dict(lengths=[2, 3], rewards=[0, 1], C=2), ValueError, "C"),
     (dict(lengths=[2, 3], rewards=[0, 1], schemes=("ppo",)), ValueError, "scheme"),
     (dict(lengths=[2, 3], rewards=[0, 1], schemes=()), ValueError, "schemes"),
-    (dict(lengths=[2, 3], rewards=[0, 1], drift=-0.1), ValueError, "drift"),
+    (dict(lengths=[2, 3], rewards=[0, 1], off_policy=-0.1), ValueError, "off_policy"),
     (dict(lengths=[2, 3], rewards=[0, 1], std="bessel"), ValueError, "std"),
     (dict(lengths="abc", rewards=[0, 1]), TypeError, "lengths"),
 ])

@@ -41,7 +41,7 @@ def test_group_panel_shows_the_per_token_weights_and_updates_in_place():
 
 
 def test_group_panel_off_policy_spread_only_for_token_ratio():
-    panel = GroupWeightsPanel(drift=0.3)
+    panel = GroupWeightsPanel(off_policy=0.3)
     segs = panel.spread.get_segments()
     S = len(lb.SHOWN)
     spans = np.array([abs(s[1][1] - s[0][1]) for s in segs]).reshape(S, 4)

@@ -45,7 +45,7 @@ class GroupWeightsPanel(Panel):
     title = "Per-token gradient weight: a long wrong answer is penalised less per token under eq. (6)"
     figsize = (10.5, 4.2)
     bench_moves = [{"len4": 24}, {"len4": 30}, {"len3": 4}, {"r2": 0.0}, {"r2": 1.0},
-                   {"drift": 0.2}, {"drift": 0.0}, {"len1": 20}, {"C": 64}, {"len3": 6}]
+                   {"off_policy": 0.2}, {"off_policy": 0.0}, {"len1": 20}, {"C": 64}, {"len3": 6}]
 
     def make_controls(self):
         c = {}
@@ -53,13 +53,13 @@ class GroupWeightsPanel(Panel):
             c[f"len{i}"] = slider(f"|y{i}|", L, 1, MAX_SLIDER_LEN, 1, integer=True)
             c[f"r{i}"] = slider(f"r{i}", float(r), 0.0, 1.0, 0.05, fmt=".2f")
         c["C"] = slider("C (Dr. GRPO budget)", MAX_SLIDER_LEN, MAX_SLIDER_LEN, 128, 8, integer=True)
-        c["drift"] = slider("policy moved, σ(log ρ)", 0.0, 0.0, 0.5, 0.05, fmt=".2f")
+        c["off_policy"] = slider("policy moved, σ(log ρ)", 0.0, 0.0, 0.5, 0.05, fmt=".2f")
         return c
 
-    def compute(self, C, drift, **values):
+    def compute(self, C, off_policy, **values):
         lengths = [values[f"len{i}"] for i in range(1, G_EDITOR + 1)]
         rewards = [values[f"r{i}"] for i in range(1, G_EDITOR + 1)]
-        return lb.group_weights(lengths, rewards, schemes=lb.SHOWN, C=C, drift=drift)
+        return lb.group_weights(lengths, rewards, schemes=lb.SHOWN, C=C, off_policy=off_policy)
 
     def build(self, fig):
         self.ax_tok, self.ax_tot = fig.subplots(1, 2)
