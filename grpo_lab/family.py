@@ -488,3 +488,114 @@ def credit_assignment(seq: ToySequence | None = None, gamma: float = 1.0, lam: f
 __all__ = ["Variant", "VARIANTS", "FrozenBatch", "synthetic_batch", "BATCHES", "BATCH_SPECS", "make_batch",
            "FamilyScores", "score_batch", "td_errors", "discounted_returns", "gae", "ToySequence",
            "toy_sequence", "CreditAssignment", "credit_assignment"]
+
+
+# ---------------------------------------------------------------------------------
+# (c) Short training runs per preset with the LM loop (cached as package data)
+# ---------------------------------------------------------------------------------
+RUN_PRESETS = ("grpo", "dr_grpo", "dapo", "gspo")
+RUNS_FILE = "family_runs.csv"
+# the metric columns kept in the cached file (see grpo_lab.lm.trainer.METRICS for their meaning)
+RUN_COLUMNS = ("step", "reward_mean", "acc", "acc_L1", "acc_L2", "frac_all_correct", "frac_all_wrong",
+               "frac_informative", "n_groups", "sampling_rounds", "n_groups_used", "len_mean", "len_correct",
+               "len_incorrect", "n_incorrect", "frac_truncated", "kl", "loss", "clip_frac_low",
+               "clip_frac_high", "ratio_max", "entropy", "adv_abs_mean", "grad_norm")
+RUN_DEFAULTS = dict(steps=150, mu=2)
+
+
+def _one_run(args):
+    preset, seed, overrides = args
+    from grpo_lab.lm.config import GRPOConfig
+    from grpo_lab.lm.trainer import train
+
+    df = train(GRPOConfig.preset(preset, seed=seed, **overrides))
+    df = df[[c for c in RUN_COLUMNS if c in df.columns]].copy()
+    df.insert(0, "seed", seed)
+    df.insert(0, "preset", preset)
+    ev = {f"eval_{when}_{k}": v for when in ("before", "after")
+          for k, v in df.attrs.get(f"eval_{when}", {}).get("greedy", {}).items() if k != "n"}
+    for k, v in ev.items():
+        df[k] = v
+    df.attrs = {}
+    return df
+
+
+def run_presets(presets=RUN_PRESETS, seeds=(0,), *, jobs: int = 1, **overrides) -> pd.DataFrame:
+    """Short GRPO runs of every preset × seed with :func:`grpo_lab.lm.train`; one row per step.
+
+    ``overrides`` go to every ``GRPOConfig.preset(name, seed=seed, **overrides)`` (defaults
+    :data:`RUN_DEFAULTS`: 150 steps, μ = 2 inner updates so that the ratio can leave 1 and
+    clipping can fire — with μ = 1 every clip fraction is 0 by construction). Columns:
+    preset, seed, :data:`RUN_COLUMNS`, and the held-out greedy accuracy before/after
+    (``eval_before_acc`` …, constant per run). ``jobs`` > 1 runs that many processes, each
+    on one thread. Costs minutes on a laptop CPU: the notebook loads the cached result
+    (:func:`load_family_runs`) made by ``scripts/make_family_runs.py``.
+    """
+    presets = [presets] if isinstance(presets, str) else list(presets)
+    from grpo_lab.lm.config import GRPOConfig
+
+    for p in presets:
+        _checks.choice("presets", p, tuple(GRPOConfig.PRESETS))
+    seeds = [_checks.integer("seeds", s, low=0) for s in np.atleast_1d(seeds).tolist()]
+    jobs = _checks.integer("jobs", jobs, low=1)
+    kw = {**RUN_DEFAULTS, "progress": False, **overrides}
+    if jobs > 1:
+        kw.setdefault("threads", 1)
+    tasks = [(p, s, kw) for s in seeds for p in presets]
+    if jobs == 1:
+        frames = [_one_run(t) for t in tasks]
+    else:
+        import multiprocessing as mp
+
+        with mp.get_context("spawn").Pool(min(jobs, len(tasks))) as pool:
+            frames = pool.map(_one_run, tasks)
+    return pd.concat(frames, ignore_index=True)
+
+
+def runs_path():
+    """Path of the cached per-preset runs shipped with the package (grpo_lab/data/)."""
+    from importlib import resources
+
+    return resources.files("grpo_lab") / "data" / RUNS_FILE
+
+
+def load_family_runs(path=None) -> pd.DataFrame:
+    """The cached runs (default: the package's ``data/family_runs.csv``), as :func:`run_presets` returns them."""
+    df = pd.read_csv(runs_path() if path is None else path)
+    missing = {"preset", "seed", "step"} - set(df.columns)
+    if missing:
+        raise ValueError(f"path: {path or runs_path()} is not a family-runs file (missing columns {sorted(missing)})")
+    return df
+
+
+SUMMARY_METRICS = ("reward_mean", "acc", "len_incorrect", "len_correct", "frac_informative",
+                   "frac_all_wrong", "frac_all_correct", "n_groups", "clip_frac_low", "clip_frac_high", "kl")
+
+
+def summarize_runs(df: pd.DataFrame, *, last: int = 50, first: int | None = None) -> pd.DataFrame:
+    """Per preset: each metric averaged over the ``last`` steps of every run, then mean and
+    standard error over seeds. Rows: presets (in :data:`RUN_PRESETS` order); columns
+    (metric, "mean"/"sem"). With ``first``, also the mean over the first ``first`` steps
+    (column (metric, "start")) so that a change during training can be read off.
+    """
+    last = _checks.integer("last", last, low=1)
+    need = {"preset", "seed", "step"}
+    if not need <= set(df.columns):
+        raise ValueError(f"df must have columns {sorted(need)}")
+    metrics = [m for m in SUMMARY_METRICS if m in df.columns]
+    max_step = df.groupby(["preset", "seed"])["step"].transform("max")
+    tail = df[df["step"] > max_step - last]
+    per_run = tail.groupby(["preset", "seed"])[metrics].mean()
+    g = per_run.groupby(level="preset")
+    n = g.size()
+    out = {}
+    for m in metrics:
+        out[(m, "mean")] = g[m].mean()
+        out[(m, "sem")] = g[m].std(ddof=1) / np.sqrt(n) if n.min() > 1 else g[m].mean() * np.nan
+        if first is not None:
+            head = df[df["step"] <= _checks.integer("first", first, low=1)]
+            out[(m, "start")] = head.groupby(["preset", "seed"])[m].mean().groupby(level="preset").mean()
+    table = pd.DataFrame(out)
+    table.columns = pd.MultiIndex.from_tuples(table.columns)
+    order = [p for p in RUN_PRESETS if p in table.index] + [p for p in table.index if p not in RUN_PRESETS]
+    return table.loc[order]

@@ -251,6 +251,55 @@ class CreditPanel(Panel):
 
 
 # ---------------------------------------------------------------------------------
+# Static figure: the cached short training runs per preset
+# ---------------------------------------------------------------------------------
+PRESET_COLORS = {"grpo": VARIANT_COLORS["GRPO"], "dr_grpo": VARIANT_COLORS["Dr. GRPO"],
+                 "dapo": VARIANT_COLORS["DAPO"], "gspo": VARIANT_COLORS["GSPO"]}
+RUN_PANELS = (("reward_mean", "reward (mean over the step's answers)"),
+              ("len_incorrect", "length of wrong answers |y_i| (tokens)"),
+              ("degenerate", "degenerate groups 退化组 (fraction sampled)"),
+              ("n_groups", "groups sampled per step"),
+              ("clip_frac", "clipped tokens (low + high)"),
+              ("kl", "KL(π_θ‖π_ref) (k3)"))
+
+
+def runs_figure(df=None, *, smooth: int = 10):
+    """Curves of the per-preset runs (default: the cached ``grpo_lab/data/family_runs.csv``).
+
+    Each line is the mean over seeds of a centred rolling mean over ``smooth`` steps; the
+    band is ± one standard error across seeds (when there are several).
+    """
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    df = family.load_family_runs() if df is None else df
+    df = df.assign(degenerate=1.0 - df["frac_informative"],
+                   clip_frac=df["clip_frac_low"] + df["clip_frac_high"])
+    with plt.ioff():
+        fig, axes = plt.subplots(2, 3, figsize=(13, 6.4), layout="constrained")
+    for ax, (col, label) in zip(axes.flat, RUN_PANELS):
+        if col not in df.columns or df[col].isna().all():
+            ax.set_visible(False)
+            continue
+        for preset, g in df.groupby("preset", sort=False):
+            curves = g.pivot(index="step", columns="seed", values=col)
+            curves = curves.rolling(smooth, min_periods=1, center=True).mean()
+            mean = curves.mean(axis=1)
+            c = PRESET_COLORS.get(preset)
+            ax.plot(mean.index, mean.to_numpy(), color=c, label=preset, lw=1.6)
+            if curves.shape[1] > 1:
+                sem = curves.std(axis=1, ddof=1) / np.sqrt(curves.shape[1])
+                ax.fill_between(mean.index, mean - sem, mean + sem, color=c, alpha=0.2, lw=0)
+        ax.set_title(label, fontsize=10)
+        ax.set_xlabel("GRPO step")
+    axes.flat[0].legend(fontsize=8)
+    n_seeds = df.groupby("preset")["seed"].nunique().min()
+    fig.suptitle(f"Short runs of each preset on the addition task (mean of {n_seeds} seed(s), "
+                 f"rolling mean over {smooth} steps)")
+    return fig
+
+
+# ---------------------------------------------------------------------------------
 # Figures for slides (`make figures`)
 # ---------------------------------------------------------------------------------
 def fig_frozen_batch():
