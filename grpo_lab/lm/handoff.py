@@ -215,7 +215,8 @@ def _row_dynamic(c: GRPOConfig) -> _Row:
     concept = "dynamic sampling: drop 退化组 degenerate groups, resample (DAPO)"
     ours = {"dynamic_sampling": c.dynamic_sampling, "max_sampling_rounds": c.max_sampling_rounds}
     if not c.dynamic_sampling:
-        return _Row(concept, {"dynamic_sampling": False}, {}, {"algorithm.filter_groups.enable": False})
+        return _Row(concept, {"dynamic_sampling": False}, {}, {},
+                    trl_note="not available", verl_note="off unless the DAPO recipe's filter_groups is enabled")
     return _Row(concept, ours, {}, {"algorithm.filter_groups.enable": True, "algorithm.filter_groups.metric": "acc",
                                     "algorithm.filter_groups.max_num_gen_batches": c.max_sampling_rounds},
                 trl_note="no equivalent: degenerate groups stay in the batch with Â = 0",
@@ -225,7 +226,7 @@ def _row_dynamic(c: GRPOConfig) -> _Row:
 def _row_overlong(c: GRPOConfig) -> _Row:
     concept = "soft overlong reward shaping over the last N tokens (DAPO)"
     if not c.overlong_buffer:
-        return _Row(concept, {"overlong_buffer": 0}, {}, {})
+        return _Row(concept, {"overlong_buffer": 0}, {}, {}, trl_note="off", verl_note="off")
     return _Row(concept, {"overlong_buffer": c.overlong_buffer}, {},
                 {"reward_model.reward_manager": "dapo", "reward_model.overlong_buffer.enable": True,
                  "reward_model.overlong_buffer.len": c.overlong_buffer,
