@@ -8,6 +8,7 @@ loss and advantage functions.
 """
 import math
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -55,7 +56,11 @@ def test_trl_kwargs_follow_the_preset(name):
     assert kw["max_completion_length"] == cfg.max_new
     assert kw["num_iterations"] == cfg.mu
     assert kw["temperature"] == cfg.temperature
-    assert kw["learning_rate"] == cfg.lr and kw["lr_scheduler_type"] == "constant"
+    assert kw["learning_rate"] == cfg.lr
+    if cfg.lr_warmup:
+        assert kw["lr_scheduler_type"] == "constant_with_warmup" and kw["warmup_steps"] == cfg.lr_warmup
+    else:
+        assert kw["lr_scheduler_type"] == "constant" and "warmup_steps" not in kw
     assert kw["max_steps"] == cfg.steps and kw["seed"] == cfg.seed
     assert kw["mask_truncated_completions"] is False
     assert ("use_bias_correction_kl" in kw) == (cfg.beta > 0)
@@ -116,6 +121,34 @@ def test_kl_estimators(kind, verl_name):
             to_trl_kwargs(cfg)
     # beta = 0: nothing to express, any estimator is fine
     assert to_trl_kwargs(cfg.replace(beta=0.0))["beta"] == 0.0
+
+
+def test_learning_rate_schedule():
+    kw = to_trl_kwargs(GRPOConfig.preset("grpo", lr_warmup=0))
+    assert kw["lr_scheduler_type"] == "constant" and "warmup_steps" not in kw
+    cfg = GRPOConfig.preset("grpo", lr_warmup=7)
+    kw, ov = to_trl_kwargs(cfg), to_verl_overrides(cfg)
+    assert kw["lr_scheduler_type"] == "constant_with_warmup" and kw["warmup_steps"] == 7
+    assert ov[A + "optim.lr_warmup_steps"] == 7
+
+
+def test_trl_warmup_is_one_step_behind_ours(tmp_path):
+    """The difference DIFFERENCES states: HF's warm-up gives step k (from 0) k/N of the lr, ours (k+1)/N."""
+    transformers = pytest.importorskip("transformers")
+    from grpo_lab.lm.trainer import Trainer
+
+    N, lr = 4, 1e-3
+    opt = torch.optim.AdamW([torch.nn.Parameter(torch.zeros(1))], lr=lr)
+    sched = transformers.get_constant_schedule_with_warmup(opt, num_warmup_steps=N)
+    hf = []
+    for _ in range(6):
+        hf.append(opt.param_groups[0]["lr"])
+        opt.step()
+        sched.step()
+    holder = SimpleNamespace(cfg=GRPOConfig.preset("grpo", lr=lr, lr_warmup=N))    # lr_at only reads cfg
+    ours = [Trainer.lr_at(holder, s) for s in range(1, 7)]
+    assert hf == pytest.approx([0, lr / 4, lr / 2, 3 * lr / 4, lr, lr])
+    assert ours == pytest.approx([lr / 4, lr / 2, 3 * lr / 4, lr, lr, lr])
 
 
 def test_kl_in_reward():
@@ -203,7 +236,7 @@ def test_differences_cover_the_issue_topics():
     assert len(df) == len(DIFFERENCES) >= 10
     topics = " ".join(df.topic).lower()
     for must in ("std estimator", "ε", "dr. grpo", "kl estimator", "dual clip", "gspo", "dynamic sampling",
-                 "overlong", "batch-size", "learning-rate"):
+                 "overlong", "batch-size", "learning-rate", "warm-up"):
         assert must in topics, must
     assert (df.map(lambda s: isinstance(s, str) and len(s) > 3)).all().all()
 

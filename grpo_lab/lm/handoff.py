@@ -114,9 +114,7 @@ def _rows(c: GRPOConfig, num_processes: int = 1) -> list[_Row]:
         _row_agg(c),
         *_rows_kl(c),
         _Row("μ: policy updates per batch", {"mu": c.mu}, {"num_iterations": c.mu}, {ACTOR + "ppo_epochs": c.mu}),
-        _Row("learning rate (AdamW)", {"lr": c.lr}, {"learning_rate": c.lr, "lr_scheduler_type": "constant"},
-             {ACTOR + "optim.lr": c.lr},
-             trl_note="TrainingArguments would decay it linearly to 0 by default"),
+        _row_lr(c),
         _Row("weight decay", {"weight_decay": c.weight_decay}, {"weight_decay": c.weight_decay},
              {ACTOR + "optim.weight_decay": c.weight_decay}, verl_note="verl's default is 0.01"),
         _Row("gradient clipping (global norm)", {"max_grad_norm": c.max_grad_norm},
@@ -131,6 +129,20 @@ def _rows(c: GRPOConfig, num_processes: int = 1) -> list[_Row]:
              {"trainer.total_training_steps": c.steps} if c.steps > 0 else {}),
     ]
     return rows
+
+
+def _row_lr(c: GRPOConfig) -> _Row:
+    concept = "learning rate (AdamW): linear warm-up over lr_warmup steps, then constant"
+    ours = {"lr": c.lr, "lr_warmup": c.lr_warmup}
+    if not c.lr_warmup:
+        return _Row(concept, ours, {"learning_rate": c.lr, "lr_scheduler_type": "constant"},
+                    {ACTOR + "optim.lr": c.lr},
+                    trl_note="TrainingArguments would decay it linearly to 0 by default")
+    shift = "one step later: step k (from 0) gets k/N of the lr, ours (k+1)/N"
+    return _Row(concept, ours,
+                {"learning_rate": c.lr, "lr_scheduler_type": "constant_with_warmup", "warmup_steps": c.lr_warmup},
+                {ACTOR + "optim.lr": c.lr, ACTOR + "optim.lr_warmup_steps": c.lr_warmup},
+                trl_note=f"the warm-up runs {shift}", verl_note=f"warm-up from 0 like TRL's ({shift})")
 
 
 def _row_device(c: GRPOConfig) -> _Row:
@@ -410,11 +422,13 @@ DIFFERENCES: list[Difference] = [
                "generation_batch_size = one optimiser step by default",
                "data.train_batch_size and ppo_mini_batch_size count prompts; × rollout.n internally",
                "a wrong unit changes the number of policy updates per batch"),
-    Difference("learning-rate schedule and weight decay",
-               "constant lr, weight_decay = 0",
-               "TrainingArguments decay lr linearly to 0 by default (the mapping passes 'constant')",
-               "constant after warm-up; optim.weight_decay defaults to 0.01",
-               "late steps learn less in TRL unless the schedule is passed"),
+    Difference("learning-rate schedule (warm-up) and weight decay",
+               "linear warm-up over lr_warmup steps (step s gets s/N of lr), then constant; weight_decay = 0",
+               "TrainingArguments decay lr linearly to 0 by default (the mapping passes 'constant' or "
+               "'constant_with_warmup'); its warm-up starts at 0 (step k from 0 gets k/N): one step behind ours",
+               "constant after optim.lr_warmup_steps (also from 0); optim.weight_decay defaults to 0.01",
+               "late steps learn less in TRL unless the schedule is passed; the warm-up shift matters only "
+               "in the first N steps"),
     Difference("precision and memory defaults",
                "fp32 on CPU, bf16 autocast on CUDA",
                "bf16=True unless fp16, gradient_checkpointing=True in TRL 1.x",
