@@ -300,10 +300,11 @@ def test_trl_delta_is_a_dual_clip_for_negative_advantages():
 # ---------------------------------------------------------------------------------
 # With TRL installed: the kwargs construct a real trl.GRPOConfig
 # ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("device", ["auto", "cpu"])
 @pytest.mark.parametrize("name", PRESETS)
-def test_trl_grpo_config_constructs(name, tmp_path):
+def test_trl_grpo_config_constructs(name, device, tmp_path):
     trl = pytest.importorskip("trl")
-    kw = to_trl_kwargs(GRPOConfig.preset(name, device="cpu"))
+    kw = to_trl_kwargs(GRPOConfig.preset(name, device=device))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)     # transformers 5 renames gradient_checkpointing
         args = trl.GRPOConfig(output_dir=str(tmp_path), report_to=[], **kw)
