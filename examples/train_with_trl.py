@@ -128,11 +128,11 @@ def main(argv=None) -> dict:
                                                             max_new=cfg.max_new))
     trainer.train()
     result = {"preset": cfg.preset, "steps": trainer.state.global_step, "processes": world}
+    trainer.save_model(str(out / "final_model"))        # every rank: sharded (FSDP/DeepSpeed) models gather here
     if rank == 0:
         with open(out / "metrics.jsonl", "w") as f:
             for row in trainer.state.log_history:
                 f.write(json.dumps(row) + "\n")
-        trainer.save_model(str(out / "final_model"))
         tok.save_pretrained(str(out / "final_model"))
         if do_eval:
             policy = trainer.accelerator.unwrap_model(trainer.model)
