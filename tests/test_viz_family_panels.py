@@ -5,7 +5,7 @@ import pytest
 from grpo_lab import family
 from grpo_lab.viz import all_panels
 from grpo_lab.viz.family_panels import (FIGURES, PUSH_UNIT, CreditPanel, FrozenBatchPanel, bar_heights,
-                                        bar_widths)
+                                        bar_widths, runs_figure)
 
 
 def test_frozen_batch_panel_draws_the_scores():
@@ -93,10 +93,21 @@ def test_panels_registered_and_figures():
     panels = all_panels()
     assert panels["family.frozen_batch"] is FrozenBatchPanel and panels["family.credit"] is CreditPanel
     assert set(FIGURES) == {"07_frozen_batch", "07_frozen_batch_long_wrong", "07_frozen_batch_stale",
-                            "07_gae_vs_grpo"}
+                            "07_gae_vs_grpo", "07_preset_runs"}
     assert all(name.startswith("07_") for name in FIGURES)
 
 
 def test_unknown_control_is_refused():
     with pytest.raises(ValueError, match="unknown control"):
         CreditPanel(beta=1.0)
+
+
+def test_runs_figure_draws_one_line_per_preset():
+    df = family.load_family_runs()
+    fig = runs_figure(df, smooth=5)
+    ax = fig.axes[0]
+    labels = [line.get_label() for line in ax.get_lines()]
+    assert labels == list(family.RUN_PRESETS)
+    grpo = df[df["preset"] == "grpo"].pivot(index="step", columns="seed", values="reward_mean")
+    expected = grpo.rolling(5, min_periods=1, center=True).mean().mean(axis=1).to_numpy()
+    np.testing.assert_allclose(ax.get_lines()[0].get_ydata(), expected)

@@ -228,14 +228,15 @@ class CreditPanel(Panel):
                                               label="GRPO Â_i = +1.73 on every token")[0])
         self.base_line = self.dynamic(ax.step(x, np.zeros(T), where="mid", color="tab:green", lw=1.5, ls="--",
                                               label="r_i − mean = 0.75 (Dr. GRPO) on every token")[0])
-        self.info = self.dynamic(ax.text(0.99, 0.62, "", transform=ax.transAxes, ha="right", va="top",
+        self.info = self.dynamic(ax.text(0.01, 0.85, "", transform=ax.transAxes, ha="left", va="top",
                                          fontsize=8, family="monospace"))
+        self.info.set_in_layout(False)
         ax.axhline(0, color="0.4", lw=0.8)
         ax.set_xticks(x, self.seq.tokens, rotation=45, fontsize=8)
         ax.set_xlim(-0.5, T - 0.5)
         ax.set_ylim(-0.1, 1.95)
         ax.set_ylabel("advantage of token t")
-        ax.legend(loc="upper right", fontsize=7, ncol=2)
+        ax.legend(loc="center right", fontsize=7)
 
     def draw(self, r: CreditView):
         ca = r.ca
@@ -257,7 +258,7 @@ PRESET_COLORS = {"grpo": VARIANT_COLORS["GRPO"], "dr_grpo": VARIANT_COLORS["Dr. 
                  "dapo": VARIANT_COLORS["DAPO"], "gspo": VARIANT_COLORS["GSPO"]}
 RUN_PANELS = (("reward_mean", "reward (mean over the step's answers)"),
               ("len_incorrect", "length of wrong answers |y_i| (tokens)"),
-              ("degenerate", "degenerate groups 退化组 (fraction sampled)"),
+              ("degenerate", "degenerate groups (fraction of those sampled)"),
               ("n_groups", "groups sampled per step"),
               ("clip_frac", "clipped tokens (low + high)"),
               ("kl", "KL(π_θ‖π_ref) (k3)"))
@@ -318,5 +319,10 @@ def fig_credit():
     return CreditPanel(lam=0.95, gamma=1.0)
 
 
+def fig_preset_runs():
+    return runs_figure()
+
+
 FIGURES = {"07_frozen_batch": fig_frozen_batch, "07_frozen_batch_long_wrong": fig_frozen_batch_long_wrong,
-           "07_frozen_batch_stale": fig_frozen_batch_stale, "07_gae_vs_grpo": fig_credit}
+           "07_frozen_batch_stale": fig_frozen_batch_stale, "07_gae_vs_grpo": fig_credit,
+           "07_preset_runs": fig_preset_runs}
