@@ -226,3 +226,10 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     (ARTIFACTS / "latency.json").write_text(json.dumps(rows, indent=1))
     (ARTIFACTS / "latency.txt").write_text(format_table(rows) + "\n")
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Run the browser suite after the unit and notebook tests (it is the slowest part)."""
+    browser = [it for it in items if it.get_closest_marker("browser")]
+    if browser:
+        items[:] = [it for it in items if not it.get_closest_marker("browser")] + browser

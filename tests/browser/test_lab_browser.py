@@ -38,7 +38,7 @@ HELPERS_JS = (Path(__file__).with_name("lab_helpers.js")).read_text()
 RUN_TIMEOUT_S = float(os.environ.get("BROWSER_RUN_TIMEOUT_S", "900"))
 WIDGET_RENDER_TIMEOUT_S = 60
 DISCONNECTED_LIMIT_S = 60
-CHANGE_LIMIT_MS = 8000          # a control that changes nothing costs this once
+CHANGE_LIMIT_MS = 5000          # a control that changes nothing costs this once
 PRESSES = 2                     # per control: there and back (one step each)
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
@@ -162,7 +162,7 @@ def _wait_widgets(page, name: str) -> None:
 
 
 def _slider_key(handle) -> str:
-    now, hi = handle.get_attribute("aria-valuenow"), handle.get_attribute("aria-valuemax")
+    now, hi = handle.get_attribute("aria-valuetext"), handle.get_attribute("aria-valuemax")
     try:
         return "ArrowLeft" if float(now) >= float(hi) else "ArrowRight"
     except (TypeError, ValueError):
@@ -172,7 +172,8 @@ def _slider_key(handle) -> str:
 def _control_value(page, sel: str):
     return page.evaluate(
         """(sel) => { const e = document.querySelector(sel);
-           const h = e.querySelector('.noUi-handle'); if (h) return h.getAttribute('aria-valuenow');
+           const h = e.querySelector('.noUi-handle');   // aria-valuenow is rounded to 0.1
+           if (h) return h.getAttribute('aria-valuetext') + ' ' + (e.querySelector('.widget-readout') || {}).textContent;
            const s = e.querySelector('select'); if (s) return s.value;
            const c = e.querySelector('input[type=checkbox]'); if (c) return String(c.checked);
            if (e.matches('button')) return e.className;
@@ -189,7 +190,12 @@ def _act(page, ctl: dict, k: int, original):
         key = _slider_key(handle) if k == 0 else ("ArrowLeft" if ctl["_first_key"] == "ArrowRight" else "ArrowRight")
         ctl.setdefault("_first_key", key)
         handle.focus()
+        before = handle.get_attribute("aria-valuetext")
         handle.press(key)
+        if k == 0 and handle.get_attribute("aria-valuetext") == before:   # at an end (aria-valuemax is rounded)
+            key = "ArrowLeft" if key == "ArrowRight" else "ArrowRight"
+            ctl["_first_key"] = key
+            handle.press(key)
         return key
     if kind == "dropdown":
         select = root.locator("select")
