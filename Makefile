@@ -7,6 +7,7 @@ PYTHON    ?= python3
 VENV      ?= .venv
 BIN       := $(VENV)/bin
 STAMP     := $(VENV)/.grpo_lab-installed
+TESTSTAMP := $(VENV)/.grpo_lab-test-extras
 # The torch release the course is tested with; `make TORCH_PIN=` keeps whatever pip picks.
 TORCH_PIN ?= torch==2.13.0
 PYTEST_ARGS ?=
@@ -23,11 +24,17 @@ $(STAMP): requirements.txt pyproject.toml
 
 venv: $(STAMP)
 
+# The tests also exercise the optional extras: TRL (the hand-off) and Playwright (browser).
+$(TESTSTAMP): $(STAMP)
+	$(BIN)/python -m pip install -q -e ".[trl,browser]"
+	touch $(TESTSTAMP)
+
 lab: venv
 	$(BIN)/jupyter lab notebooks/
 
-test: venv
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+test: $(TESTSTAMP)
+	$(BIN)/python -m pytest -m "not browser" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest tests/browser -m browser $(PYTEST_ARGS)
 
 test-fast: venv
 	$(BIN)/python -m pytest tests -x -q -m "not slow and not browser"
