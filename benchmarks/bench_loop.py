@@ -42,6 +42,8 @@ def parse(argv=None):
     ap.add_argument("--device", default="cpu", help="auto, cpu or cuda")
     ap.add_argument("--warmstart-steps", type=int, default=300, help="SFT steps of the (cached) warm start")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--no-dedup", action="store_true",
+                    help="run every response through the model, even identical ones (TRL's behaviour)")
     # tiny-model size (ignored with --model)
     ap.add_argument("--hidden", type=int, default=128)
     ap.add_argument("--intermediate", type=int, default=512)
@@ -65,9 +67,9 @@ def main(argv=None) -> dict:
         levels=tuple(int(x) for x in args.levels.split(",")), device=args.device, seed=args.seed,
         warmstart_steps=args.warmstart_steps if args.model is None else 0, progress=False,
         hidden=args.hidden, intermediate=args.intermediate, layers=args.layers, heads=args.heads,
-        family=args.family, steps=args.warmup + args.steps)
+        family=args.family, steps=args.warmup + args.steps, dedup=not args.no_dedup)
     tr = Trainer(cfg)
-    walls, cpus, rows = [], [], []
+    walls, cpus, rows, phase_cpu = [], [], [], []
     for i in range(args.warmup + args.steps):
         c0, w0 = time.process_time(), time.perf_counter()
         row = tr.step()
@@ -76,6 +78,7 @@ def main(argv=None) -> dict:
             walls.append(w)
             cpus.append(c)
             rows.append(row)
+            phase_cpu.append(tr.last_cpu_times)
     med = statistics.median
     s = med(walls)
     comps = [r["n_groups"] * cfg.G for r in rows]
@@ -83,7 +86,7 @@ def main(argv=None) -> dict:
     out = {
         "config": {"model": args.model or f"tiny-{args.family}-{args.hidden}x{args.layers}", "G": args.G,
                    "prompts": args.prompts, "max_new": args.max_new, "beta": args.beta, "threads": args.threads,
-                   "preset": args.preset, "mu": args.mu, "levels": args.levels, "device": str(tr.device),
+                   "preset": args.preset, "mu": args.mu, "dedup": not args.no_dedup, "levels": args.levels, "device": str(tr.device),
                    "params": sum(p.numel() for p in tr.policy.parameters())},
         "steps": args.steps,
         "median_s_per_step": round(s, 5),
@@ -95,6 +98,8 @@ def main(argv=None) -> dict:
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "phases_s": {k: round(med(r[f"t_{k}"] for r in rows), 5)
                      for k in ("sample", "score", "ref", "policy", "backward")},
+        "phases_cpu_s": {k: round(med(p.get(k, 0.0) for p in phase_cpu), 5)
+                         for k in ("sample", "score", "ref", "policy", "backward")},
     }
     if tr.device.type == "cuda":
         out["peak_gpu_mb"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)

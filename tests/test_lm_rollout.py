@@ -100,3 +100,25 @@ def test_select_groups_and_concat(setup):
     both = Rollout.concat([sub, ro.select_groups([1])], tok.pad_token_id)
     assert both.B == 9 and both.prompt_ids.shape[0] == 3
     assert torch.equal(both.lengths[6:], ro.lengths[3:6])
+
+
+def test_duplicate_responses_are_computed_once_with_the_same_values_and_gradients(setup):
+    tok, model, ro = setup
+    dup = Rollout(ro.prompt_ids, ro.prompt_mask, ro.G, ro.response_ids.clone(), ro.mask.clone(),
+                  ro.lengths.clone(), ro.truncated.clone())
+    for i in (1, 2, 4):                                        # copy the first response of its group
+        j = (i // ro.G) * ro.G
+        dup.response_ids[i], dup.mask[i] = ro.response_ids[j], ro.mask[j]
+        dup.lengths[i], dup.truncated[i] = ro.lengths[j], ro.truncated[j]
+    w = torch.randn(dup.response_ids.shape, generator=torch.Generator().manual_seed(2)) * dup.mask
+    grads, values = [], []
+    for dedup in (True, False):
+        model.zero_grad()
+        tl = token_logp(model, dup, entropy=True, dedup=dedup)
+        (tl.logp * w).sum().backward()
+        values.append((tl.logp.detach() * dup.mask, tl.entropy * dup.mask))
+        grads.append({n: p.grad.clone() for n, p in model.named_parameters()})
+    torch.testing.assert_close(values[0][0], values[1][0], atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(values[0][1], values[1][1], atol=1e-5, rtol=1e-5)
+    for n in grads[0]:
+        torch.testing.assert_close(grads[0][n], grads[1][n], atol=1e-5, rtol=1e-4, msg=n)

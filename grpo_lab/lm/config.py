@@ -42,7 +42,7 @@ class GRPOConfig:
 
     # -- run ---------------------------------------------------------------------------
     preset: str = "grpo"            # name of the preset this config started from (informative)
-    steps: int = 100                # GRPO steps (one batch of P·G responses each)
+    steps: int = 200                # GRPO steps (one batch of P·G responses each)
     seed: int = 0                   # seeds the model init, task sampling and the sampler
     out: str | None = None          # run folder: metrics.csv/jsonl, checkpoints; None = in memory only
     resume: bool = False            # continue from the last checkpoint in ``out``
@@ -66,13 +66,13 @@ class GRPOConfig:
     eval_per_level: int = 200       # held-out problems per level for before/after accuracy
 
     # -- warm start (SFT on demonstrations, seed 004 §三 remedy 3) -------------------------
-    warmstart_steps: int = 150      # 0 = no warm start
+    warmstart_steps: int = 400      # 0 = no warm start
     warmstart_lr: float = 3e-3
     warmstart_batch: int = 64
     cache_dir: str | None = None    # warm-start cache (None = $GRPO_LAB_CACHE or ~/.cache/grpo_lab)
 
     # -- step 1: sampling ----------------------------------------------------------------
-    prompts_per_step: int = 8       # P prompts per step
+    prompts_per_step: int = 32      # P prompts per step
     G: int = 8                      # responses per prompt (group size), >= 2
     max_new: int = 8                # token budget per response (EOS included)
     temperature: float = 1.0        # sampling temperature (log-probs use the same τ)
@@ -93,6 +93,7 @@ class GRPOConfig:
     kl_form: str = "loss"           # "loss" (form 1, KL term in the loss) or "reward" (form 2)
     kl_metric: bool = True          # compute the KL column even when β = 0 (costs a reference forward)
     mu: int = 1                     # μ: policy updates per batch (inner iterations)
+    dedup: bool = True              # run identical (prompt, response) pairs once (exact; saves compute)
     lr: float = 1e-4                # AdamW learning rate for GRPO
     lr_warmup: int = 10             # linear learning-rate warm-up over the first N steps (0 = none)
     weight_decay: float = 0.0

@@ -18,6 +18,9 @@ Doing no work the recipe does not need:
 * **Only the logits that are scored.** The policy forward feeds ``prompt[:-1]`` as the
   prefix and ``[last prompt token, o_1 … o_{T−1}]`` as the suffix, so it produces exactly
   the T logits that predict o_1 … o_T — no logits for prompt positions.
+* **Identical responses once.** A confident policy often samples the same string several
+  times for one prompt; :func:`token_logp` runs each distinct (prompt, response) pair once
+  and gathers the result back to all B rows (exact, gradients included).
 * **KV cache while sampling**, stopping as soon as every response has emitted EOS.
 * **μ = 1 needs no old-policy forward**: π_θold is the policy that sampled, so before the
   first update ``old_logp`` *is* ``logp.detach()`` (the trainer uses that; see
@@ -201,15 +204,28 @@ class TokenLogp:
 
 
 def token_logp(model, ro: Rollout, *, temperature: float = 1.0, entropy: bool = False,
-               amp: bool = True) -> TokenLogp:
+               amp: bool = True, dedup: bool = True) -> TokenLogp:
     """log π(o_{i,t}) for every response token: prompt once per prompt, responses per sample.
+
+    ``dedup=True`` also runs each *distinct* response of a group once: G samples of a
+    confident policy are often identical strings, and identical (prompt, response) pairs
+    have identical log-probs, so their rows are computed once and gathered back (B, T);
+    autograd sums their gradients, which is exactly the gradient of the repeated rows.
 
     Gradient flows if grad mode is on (policy); wrap in ``torch.inference_mode()`` for the
     reference model. Values at padding positions are finite but meaningless (mask them).
     """
     dev = ro.prompt_ids.device
     P, Lp = ro.prompt_ids.shape
-    G, B, T = ro.G, ro.B, ro.response_ids.shape[1]
+    G, T = ro.G, ro.response_ids.shape[1]
+    group = torch.arange(P, device=dev).repeat_interleave(G)                   # (B,) prompt of each row
+    if dedup:
+        key = torch.cat([group[:, None], ro.response_ids], 1)                  # (B, 1+T)
+        uniq, inverse = torch.unique(key, dim=0, return_inverse=True)          # (U, 1+T), (B,)
+        rows, resp = uniq[:, 0], uniq[:, 1:]                                   # (U,), (U, T)
+    else:
+        rows, resp, inverse = group, ro.response_ids, None
+    U = resp.shape[0]
     padded = bool((ro.prompt_mask == 0).any())
     plen = ro.prompt_mask.sum(-1)                                              # (P,)
     cache = _new_cache(model)
@@ -218,23 +234,25 @@ def token_logp(model, ro: Rollout, *, temperature: float = 1.0, entropy: bool = 
             pm = ro.prompt_mask[:, :-1]
             model(input_ids=ro.prompt_ids[:, :-1], attention_mask=pm if padded else None,
                   position_ids=_positions(pm), **_cache_kw(model, cache))
-            cache.batch_repeat_interleave(G)
-        # suffix: [last prompt token, o_1 … o_{T−1}] predicts o_1 … o_T, per response
-        suffix = torch.cat([ro.prompt_ids[:, -1:].repeat_interleave(G, dim=0), ro.response_ids[:, :-1]], 1)
-        pos = (plen - 1).repeat_interleave(G, dim=0)[:, None] + torch.arange(T, device=dev)[None, :]
+            cache.batch_select_indices(rows)                                   # (P, …) -> (U, …)
+        # suffix: [last prompt token, o_1 … o_{T−1}] predicts o_1 … o_T, per (distinct) response
+        suffix = torch.cat([ro.prompt_ids[rows, -1:], resp[:, :-1]], 1)        # (U, T)
+        pos = (plen - 1)[rows][:, None] + torch.arange(T, device=dev)[None, :]
         attn = None
         if padded:
-            attn = torch.cat([ro.prompt_mask.repeat_interleave(G, dim=0),
-                              torch.ones((B, T), dtype=ro.prompt_mask.dtype, device=dev)], 1)
+            attn = torch.cat([ro.prompt_mask[rows], torch.ones((U, T), dtype=ro.prompt_mask.dtype, device=dev)], 1)
         out = model(input_ids=suffix, attention_mask=attn, position_ids=pos, **_cache_kw(model, cache))
-    logits = out.logits.float()                                                # (B, T, V)
+    logits = out.logits.float()                                                # (U, T, V)
     if temperature not in (0, 1):
         logits = logits / temperature
-    logprobs = logits.log_softmax(-1)                                          # (B, T, V)
-    logp = logprobs.gather(-1, ro.response_ids[..., None]).squeeze(-1)         # (B, T)
+    logprobs = logits.log_softmax(-1)                                          # (U, T, V)
+    logp = logprobs.gather(-1, resp[..., None]).squeeze(-1)                    # (U, T)
     ent = None
     if entropy:
         with torch.no_grad():
             lp = logprobs.detach()
-            ent = -(lp.exp() * lp).sum(-1)                                     # (B, T)
+            ent = -(lp.exp() * lp).sum(-1)                                     # (U, T)
+    if inverse is not None:
+        logp = logp[inverse]                                                   # (B, T)
+        ent = None if ent is None else ent[inverse]
     return TokenLogp(logp, ent)

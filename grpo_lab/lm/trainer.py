@@ -122,19 +122,23 @@ def resolve_device(device: str) -> torch.device:
 
 
 class _Timer:
+    """Wall-clock (``t``) and process CPU time (``cpu``) per phase, summed over a step."""
+
     def __init__(self, device):
         self.t: dict[str, float] = {}
+        self.cpu: dict[str, float] = {}
         self.cuda = device.type == "cuda"
 
     @contextmanager
     def __call__(self, name):
         if self.cuda:
             torch.cuda.synchronize()
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         yield
         if self.cuda:
             torch.cuda.synchronize()
         self.t[name] = self.t.get(name, 0.0) + time.perf_counter() - t0
+        self.cpu[name] = self.cpu.get(name, 0.0) + time.process_time() - c0
 
 
 def _mean_or_nan(x: np.ndarray) -> float:
@@ -289,6 +293,7 @@ class Trainer:
         if not self.need_ref:
             row.pop("kl", None)
         self.step_count = step
+        self.last_cpu_times = dict(timer.cpu)
         row = {"step": step, **row}
         self.rows.append(row)
         return row
@@ -310,12 +315,14 @@ class Trainer:
         ref_logp = None
         if self.ref is not None:
             with timer("ref"), torch.inference_mode():
-                ref_logp = token_logp(self.ref, batch, temperature=cfg.temperature, amp=self.amp).logp
+                ref_logp = token_logp(self.ref, batch, temperature=cfg.temperature, amp=self.amp,
+                                      dedup=cfg.dedup).logp
             ref_logp = ref_logp.clone()
         # Step 1, continued: log π_θ of the sampled tokens, with gradient. π_θold is the policy
         # that sampled and it has not moved yet, so old_logp = logp.detach() (no extra forward).
         with timer("policy"):
-            tl = token_logp(self.policy, batch, temperature=cfg.temperature, entropy=True, amp=self.amp)
+            tl = token_logp(self.policy, batch, temperature=cfg.temperature, entropy=True, amp=self.amp,
+                            dedup=cfg.dedup)
             old_logp = tl.logp.detach()
         if cfg.kl_form == "reward" and ref_logp is not None and cfg.beta > 0:
             # KL form 2 (seed 000 §3): r_i ← r_i − β Σ_t log(π_θ/π_ref), before step 3
@@ -336,7 +343,8 @@ class Trainer:
         for it in range(cfg.mu):
             if it > 0:
                 with timer("policy"):
-                    tl = token_logp(self.policy, batch, temperature=cfg.temperature, amp=self.amp)
+                    tl = token_logp(self.policy, batch, temperature=cfg.temperature, amp=self.amp,
+                                    dedup=cfg.dedup)
             with timer("policy"):
                 # ---- Step 4: ρ_{i,t} = exp(logp − old_logp), eq. (4); ℓ_{i,t} = min(ρÂ, clip(ρ)Â), eq. (3),
                 #              with the same sequence-level Â_i on every token of response i

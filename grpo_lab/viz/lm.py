@@ -1,0 +1,126 @@
+"""Live and after-the-fact plots for notebook 06 (a full GRPO loop on a tiny LM, seed 000 §5).
+
+:class:`TrainingMonitor` is a trainer callback: it owns one figure whose lines are created
+once and updated in place (``set_data``) every ``every`` steps while the run is going;
+axis limits are fixed up front (x: the planned steps; y: [0, 1] for rates, [0, max_new]
+for lengths) so an update never forces a relayout. :func:`compare_runs` draws two or more
+finished runs side by side (e.g. eq. (6) vs eq. (7) aggregation).
+"""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+LEVEL_COLORS = {1: "tab:green", 2: "tab:orange", 3: "tab:red"}
+
+
+def smooth(values, window: int = 5) -> np.ndarray:
+    """Trailing rolling mean (NaN-aware: steps without data are skipped, not zero-filled)."""
+    return pd.Series(values, dtype=float).rolling(window, min_periods=1).mean().to_numpy()
+
+
+class TrainingMonitor:
+    """Four live panels: reward/accuracy, degenerate groups, lengths, KL and entropy.
+
+    Use ``Trainer(cfg, callback=monitor)`` or ``train(cfg, callback=monitor)``; display
+    the monitor in a notebook cell (with ``%matplotlib widget`` its canvas is a widget).
+    """
+
+    def __init__(self, steps: int, levels=(1, 2), max_new: int = 8, *, every: int = 5, window: int = 5,
+                 title: str = "GRPO on a tiny LM — live"):
+        self.steps, self.levels, self.every, self.window = int(steps), tuple(levels), int(every), int(window)
+        self.rows: list[dict] = []
+        self.n_draws = 0
+        with plt.ioff():
+            self.fig, axes = plt.subplots(1, 4, figsize=(13, 3.2), layout="constrained")
+        self.fig.suptitle(title, fontsize=10)
+        ax_r, ax_d, ax_l, ax_k = self.axes = axes
+        x_hi = max(self.steps, 1)
+        for ax in axes:
+            ax.set_xlim(0, x_hi)
+            ax.set_xlabel("step")
+            ax.grid(alpha=0.3)
+        self.lines: dict[str, plt.Line2D] = {}
+        self.lines["reward_mean"], = ax_r.plot([], [], color="k", lw=2, label="reward")
+        for lv in self.levels:
+            self.lines[f"acc_L{lv}"], = ax_r.plot([], [], color=LEVEL_COLORS.get(lv, None), lw=1.2,
+                                                  label=f"acc level {lv}")
+        ax_r.set_ylim(0, 1.02)
+        ax_r.set_title("reward, accuracy (sampled)", fontsize=9)
+        self.lines["frac_all_correct"], = ax_d.plot([], [], color="tab:green", label="all correct")
+        self.lines["frac_all_wrong"], = ax_d.plot([], [], color="tab:red", label="all wrong")
+        ax_d.set_ylim(0, 1.02)
+        ax_d.set_title("degenerate groups (退化组), fraction", fontsize=9)
+        self.lines["len_correct"], = ax_l.plot([], [], color="tab:green", label="correct")
+        self.lines["len_incorrect"], = ax_l.plot([], [], color="tab:red", label="incorrect")
+        self.lines["len_mean"], = ax_l.plot([], [], color="k", lw=1, ls=":", label="all")
+        ax_l.set_ylim(0, max_new + 0.5)
+        ax_l.set_title("response length (tokens, EOS incl.)", fontsize=9)
+        self.lines["kl"], = ax_k.plot([], [], color="tab:purple", label="KL(π‖π_ref)")
+        self.lines["entropy"], = ax_k.plot([], [], color="tab:blue", label="entropy / token")
+        self.k_top = 0.5
+        ax_k.set_ylim(0, self.k_top)
+        ax_k.set_title("KL, entropy (nats)", fontsize=9)
+        for ax in axes:
+            ax.legend(fontsize=7, loc="best")
+
+    # a trainer callback
+    def __call__(self, trainer, row: dict) -> None:
+        self.rows.append(row)
+        if len(self.rows) % self.every == 0 or row["step"] >= self.steps:
+            self.update()
+
+    def update(self, df: pd.DataFrame | None = None) -> None:
+        """Redraw every line from the rows seen so far (or from ``df``)."""
+        if df is not None:
+            self.rows = df.to_dict("records")
+        if not self.rows:
+            return
+        data = pd.DataFrame(self.rows)
+        x = data["step"].to_numpy()
+        for name, line in self.lines.items():
+            if name in data:
+                line.set_data(x, smooth(data[name].to_numpy(), self.window))
+        top = np.nanmax([data[c].max() for c in ("kl", "entropy") if c in data] + [0.0])
+        if np.isfinite(top) and top > self.k_top:       # grow in doublings: few relayouts
+            while self.k_top < top:
+                self.k_top *= 2
+            self.axes[3].set_ylim(0, self.k_top)
+        self.n_draws += 1
+        self.fig.canvas.draw_idle()
+
+    def _ipython_display_(self):
+        from IPython.display import display
+
+        canvas = self.fig.canvas
+        import ipywidgets as widgets
+
+        if isinstance(canvas, widgets.DOMWidget):
+            canvas.header_visible = False
+            display(canvas)
+        else:
+            display(self.fig)
+
+
+def compare_runs(runs: dict[str, pd.DataFrame], *, window: int = 10, max_new: int | None = None):
+    """Side-by-side curves of finished runs: reward, length of correct/incorrect, degenerate groups."""
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.2), layout="constrained")
+    colors = ["tab:blue", "tab:orange", "tab:green", "tab:red"]
+    for (name, df), c in zip(runs.items(), colors):
+        x = df["step"].to_numpy()
+        axes[0].plot(x, smooth(df["reward_mean"], window), color=c, label=name)
+        axes[1].plot(x, smooth(df["len_correct"], window), color=c, label=f"{name}: correct")
+        axes[1].plot(x, smooth(df["len_incorrect"], window), color=c, ls="--", label=f"{name}: incorrect")
+        axes[2].plot(x, smooth(df["frac_all_correct"], window), color=c, label=f"{name}: all correct")
+        axes[2].plot(x, smooth(df["frac_all_wrong"], window), color=c, ls="--", label=f"{name}: all wrong")
+    axes[0].set_title("reward (rolling mean)", fontsize=9)
+    axes[1].set_title("response length: correct (—) / incorrect (--)", fontsize=9)
+    axes[2].set_title("degenerate groups (退化组)", fontsize=9)
+    if max_new:
+        axes[1].set_ylim(0, max_new + 0.5)
+    for ax in axes:
+        ax.set_xlabel("step")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    return fig
