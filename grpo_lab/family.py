@@ -501,6 +501,9 @@ RUN_COLUMNS = ("step", "reward_mean", "acc", "acc_L1", "acc_L2", "frac_all_corre
                "len_incorrect", "n_incorrect", "frac_truncated", "kl", "loss", "clip_frac_low",
                "clip_frac_high", "ratio_max", "entropy", "adv_abs_mean", "grad_norm")
 RUN_DEFAULTS = dict(steps=150, mu=2)
+# column -> GRPOConfig field, stored with every run so a reader knows what was run
+RUN_SETTINGS = {"P": "prompts_per_step", "G": "G", "max_new": "max_new", "mu": "mu", "lr": "lr",
+                "warmstart_steps": "warmstart_steps"}
 
 
 def _one_run(args):
@@ -508,10 +511,13 @@ def _one_run(args):
     from grpo_lab.lm.config import GRPOConfig
     from grpo_lab.lm.trainer import train
 
-    df = train(GRPOConfig.preset(preset, seed=seed, **overrides))
+    cfg = GRPOConfig.preset(preset, seed=seed, **overrides)
+    df = train(cfg)
     df = df[[c for c in RUN_COLUMNS if c in df.columns]].copy()
     df.insert(0, "seed", seed)
     df.insert(0, "preset", preset)
+    for col, field_name in RUN_SETTINGS.items():      # the settings that shaped the run, constant per run
+        df[col] = getattr(cfg, field_name)
     ev = {f"eval_{when}_{k}": v for when in ("before", "after")
           for k, v in df.attrs.get(f"eval_{when}", {}).get("greedy", {}).items() if k != "n"}
     for k, v in ev.items():
@@ -526,7 +532,8 @@ def run_presets(presets=RUN_PRESETS, seeds=(0,), *, jobs: int = 1, **overrides) 
     ``overrides`` go to every ``GRPOConfig.preset(name, seed=seed, **overrides)`` (defaults
     :data:`RUN_DEFAULTS`: 150 steps, μ = 2 inner updates so that the ratio can leave 1 and
     clipping can fire — with μ = 1 every clip fraction is 0 by construction). Columns:
-    preset, seed, :data:`RUN_COLUMNS`, and the held-out greedy accuracy before/after
+    preset, seed, :data:`RUN_COLUMNS`, the settings of :data:`RUN_SETTINGS` (P, G, max_new,
+    μ, lr, warm-start steps; constant per run), and the held-out greedy accuracy before/after
     (``eval_before_acc`` …, constant per run). ``jobs`` > 1 runs that many processes, each
     on one thread. Costs minutes on a laptop CPU: the notebook loads the cached result
     (:func:`load_family_runs`) made by ``scripts/make_family_runs.py``.

@@ -24,18 +24,20 @@ def test_frozen_batch_panel_draws_the_scores():
         np.testing.assert_allclose(img.filled(0), push / np.abs(push).max())
         assert np.all(img.mask == (s.batch.mask == 0))                        # padding is masked
     np.testing.assert_array_equal(bar_widths(panel.len_bars), s.batch.lengths.reshape(-1))
-    assert "GRPO" in panel.info.get_text() and "1,1,0,0" in panel.desc.get_text()
+    assert "GRPO" in panel.info_html.value and "1,1,0,0" in panel.desc_html.value
+    assert "+0.0000" in panel.info_html.value                               # on-policy GRPO loss is 0
+    assert panel.desc_html in panel.widget.children and panel.info_html in panel.widget.children
 
 
 def test_frozen_batch_panel_updates_in_place_and_blits():
     panel = FrozenBatchPanel()
     panel.fig.canvas.draw()
-    artists = (panel.adv_bars["DAPO"], panel.push_bars["GSPO"], panel.meshes["GRPO"], panel.len_bars, panel.info)
+    artists = (panel.adv_bars["DAPO"], panel.push_bars["GSPO"], panel.meshes["GRPO"], panel.len_bars)
     full = panel.n_full_draws
     before = bar_heights(panel.push_bars["GRPO"]).copy()
     panel.set(batch="long wrong answers")
-    assert (panel.adv_bars["DAPO"], panel.push_bars["GSPO"], panel.meshes["GRPO"], panel.len_bars,
-            panel.info) == artists
+    assert (panel.adv_bars["DAPO"], panel.push_bars["GSPO"], panel.meshes["GRPO"], panel.len_bars) == artists
+    assert "long wrong answers" in panel.desc_html.value
     assert not np.allclose(before, bar_heights(panel.push_bars["GRPO"]))
     np.testing.assert_array_equal(bar_widths(panel.len_bars), family.make_batch("long wrong answers").lengths.reshape(-1))
     # GRPO: the short wrong answer's tokens are pushed 4× harder than the long wrong one's
@@ -64,7 +66,8 @@ def test_frozen_batch_panel_stale_batch_shows_gspo_dropping_whole_answers():
     m = ~img.mask
     rows_zero = [np.all(img[i][m[i]] == 0) for i in range(img.shape[0])]
     assert any(rows_zero) and not all(rows_zero)
-    assert "GSPO" in panel.info.get_text()
+    stale = family.score_batch("stale (off-policy)").summary
+    assert f"{stale.loc['GSPO', 'clip_frac_low'] + stale.loc['GSPO', 'clip_frac_high']:.1%}" in panel.info_html.value
 
 
 def test_credit_panel_bars_follow_lambda_and_gamma():

@@ -11,9 +11,10 @@
 from __future__ import annotations
 
 import functools
-import textwrap
+import html
 from dataclasses import dataclass
 
+import ipywidgets as widgets
 import matplotlib as mpl
 import numpy as np
 
@@ -67,8 +68,9 @@ class FrozenBatchPanel(Panel):
 
     Artists: ``len_bars`` (answer lengths, coloured by reward), ``adv_bars[v]`` and
     ``push_bars[v]`` (one PolyCollection of B bars per variant; read them with
-    :func:`bar_heights`), ``meshes[v]`` (B × T per-token push / max |push|, padding masked),
-    ``info`` (loss and clip fraction per variant), ``desc`` (the batch's description).
+    :func:`bar_heights`), ``meshes[v]`` (B × T per-token push / max |push|, padding masked).
+    ``desc_html`` (the batch's description) and ``info_html`` (loss and clipped-token fraction
+    per variant) are HTML widgets shown with the canvas.
     """
 
     title = "One frozen batch, every variant: advantages, push per answer, push per token"
@@ -90,10 +92,12 @@ class FrozenBatchPanel(Panel):
         self.variants = list(first.summary.index)
         B, T, G = first.batch.B, first.batch.T, first.batch.G
         self.x = x = np.arange(B)
-        gs = fig.add_gridspec(2, 15, height_ratios=[1.0, 1.05])
-        self.ax_len = fig.add_subplot(gs[0, 0:3])
-        self.ax_adv = fig.add_subplot(gs[0, 3:9])
-        self.ax_push = fig.add_subplot(gs[0, 9:15])
+        outer = fig.add_gridspec(2, 1, height_ratios=[1.0, 1.05])
+        top = outer[0].subgridspec(1, 15)
+        bottom = outer[1].subgridspec(1, len(self.variants))    # own columns: no gaps from the top labels
+        self.ax_len = fig.add_subplot(top[0, 0:3])
+        self.ax_adv = fig.add_subplot(top[0, 3:9])
+        self.ax_push = fig.add_subplot(top[0, 9:15])
         labels = [f"{k + 1}·{i + 1}" for k, i in zip(*np.divmod(x, G))]
         self.reward_cmap = mpl.colormaps["RdYlGn"]
 
@@ -126,17 +130,15 @@ class FrozenBatchPanel(Panel):
             ax.set_xticks(x, labels, fontsize=7)
             ax.set_ylabel(ylabel, fontsize=9)
         self.ax_adv.legend(loc="upper right", fontsize=7, ncol=len(self.variants))
-        self.desc = self.dynamic(self.ax_adv.text(0.01, 0.02, "", transform=self.ax_adv.transAxes,
-                                                  fontsize=7, va="bottom"))
-        self.info = self.dynamic(self.ax_push.text(0.01, 0.98, "", transform=self.ax_push.transAxes,
-                                                   fontsize=7, va="top", family="monospace"))
-        for text in (self.desc, self.info):
-            text.set_in_layout(False)           # changing text must not move the axes
+        # Text is the slow part of a draw (≈ 15 ms per multi-line block on Agg), so the batch's
+        # description and the loss/clip table live in HTML widgets next to the canvas.
+        self.desc_html = widgets.HTML()
+        self.info_html = widgets.HTML()
 
         cmap = mpl.colormaps["RdBu"].with_extremes(bad="0.92")
         self.meshes, heat_axes = {}, []
         for j, v in enumerate(self.variants):
-            ax = fig.add_subplot(gs[1, 3 * j:3 * j + 3])
+            ax = fig.add_subplot(bottom[0, j])
             heat_axes.append(ax)
             mesh = ax.pcolormesh(np.arange(T + 1) - 0.5, np.arange(B + 1) - 0.5,
                                  np.ma.masked_all((B, T)), cmap=cmap, vmin=-1, vmax=1)
@@ -158,7 +160,6 @@ class FrozenBatchPanel(Panel):
         self.len_bars.set_verts(_bar_verts(self.x, batch.lengths.reshape(-1), 0.8, horizontal=True))
         self.len_bars.set_facecolors(self.reward_cmap((r - r_lo) / (r_hi - r_lo)))
         df = s.responses
-        lines = [f"{'':8s} {'loss':>7s} {'clipped':>8s}"]
         for v in self.variants:
             rows = df[df["variant"] == v]
             xv = self.x + self.offsets[v]
@@ -168,10 +169,21 @@ class FrozenBatchPanel(Panel):
             scale = float(np.abs(push).max())
             norm = push / scale if scale > 0 else push
             self.meshes[v].set_array(np.ma.masked_where(batch.mask == 0, norm))
-            row = s.summary.loc[v]
-            lines.append(f"{v:8s} {row['loss']:+7.3f} {row['clip_frac_low'] + row['clip_frac_high']:8.1%}")
-        self.info.set_text("\n".join(lines))
-        self.desc.set_text(textwrap.fill(batch.description, 75))
+        self.desc_html.value = f"<b>{html.escape(batch.name)}</b>: {html.escape(batch.description)}"
+        S = s.summary
+        cells = "".join(f"<th style='padding:0 8px'>{html.escape(v)}</th>" for v in self.variants)
+        rows = [("loss", [f"{S.loc[v, 'loss']:+.4f}" for v in self.variants]),
+                ("clipped tokens", [f"{S.loc[v, 'clip_frac_low'] + S.loc[v, 'clip_frac_high']:.1%}"
+                                    for v in self.variants])]
+        body = "".join(f"<tr><td>{name}</td>" + "".join(f"<td style='padding:0 8px'>{x}</td>" for x in xs) + "</tr>"
+                       for name, xs in rows)
+        self.info_html.value = f"<table><tr><th></th>{cells}</tr>{body}</table>"
+
+    @property
+    def widget(self):
+        """Controls and the batch description above the canvas, the loss/clip table below it."""
+        base = super().widget
+        return widgets.VBox([base.children[0], self.desc_html, base.children[1], self.info_html])
 
 
 # ---------------------------------------------------------------------------------
@@ -303,16 +315,23 @@ def runs_figure(df=None, *, smooth: int = 10):
 # ---------------------------------------------------------------------------------
 # Figures for slides (`make figures`)
 # ---------------------------------------------------------------------------------
+def _frozen_figure(batch: str) -> FrozenBatchPanel:
+    panel = FrozenBatchPanel(batch=batch)
+    panel.fig.suptitle(f"{panel.title} — batch: {batch}")
+    panel.fig.set_layout_engine("constrained")                 # lay out again around the longer title
+    return panel
+
+
 def fig_frozen_batch():
-    return FrozenBatchPanel(batch="seed groups")
+    return _frozen_figure("seed groups")
 
 
 def fig_frozen_batch_long_wrong():
-    return FrozenBatchPanel(batch="long wrong answers")
+    return _frozen_figure("long wrong answers")
 
 
 def fig_frozen_batch_stale():
-    return FrozenBatchPanel(batch="stale (off-policy)")
+    return _frozen_figure("stale (off-policy)")
 
 
 def fig_credit():
