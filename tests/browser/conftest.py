@@ -213,7 +213,7 @@ def format_table(rows) -> str:
         lines.append(f"{r['notebook']}: restart + run all {r['run_all_s']:.1f} s, {r['panels']} panel(s), "
                      f"{r['controls']} control(s) exercised")
         for note in r["notes"]:
-            lines.append(f"    wider than the notebook column (1400x1000 window, file browser open): {note}")
+            lines.append(f"    {note}")
     return "\n".join(lines)
 
 

@@ -65,7 +65,10 @@
       if (visible(c) && inp && !inp.disabled) add(c, 'checkbox', c.textContent.replace(/\u200b/g, '').trim());
     }
     for (const t of area.querySelectorAll('.widget-toggle-buttons')) {
-      if (visible(t) && t.querySelectorAll('button').length > 1) add(t, 'toggle-buttons', label(t, '.widget-label'));
+      if (visible(t) && t.querySelectorAll('button').length > 1) {
+        add(t, 'toggle-buttons', label(t, '.widget-label') ||
+            [...t.querySelectorAll('button')].map(b => b.textContent.trim()).join('/'));
+      }
     }
     for (const b of area.querySelectorAll('button.widget-toggle-button')) {
       if (visible(b) && !b.closest('.widget-toggle-buttons') && !b.disabled) add(b, 'toggle', b.textContent.trim());

@@ -284,8 +284,11 @@ def test_notebook_live_in_jupyterlab(name, lab_server, browser, latency_rows):
                                 f"{[n for r in rows for n in r['notes']]})")
             page.locator(f'[data-bt-panel="{panel["index"]}"]').screenshot(
                 path=str(ARTIFACTS / f"{stem}__panel{panel['index']}.png"))
-        wide = [f"cell {p['cell']}: figure {max(p['fig_px'])} px wide, output area {p['area_px']} px"
-                for p in panels if p["fig_px"] and max(p["fig_px"]) > p["area_px"]]
+        wide = [f"cell {p['cell']} {max(p['fig_px'])} px" for p in panels
+                if p["fig_px"] and max(p["fig_px"]) > p["area_px"]]
+        if wide:
+            wide = [f"figures wider than the {panels[0]['area_px']} px output column "
+                    f"(1400x1000 window, file browser open): " + ", ".join(wide)]
         latency_rows.append({"notebook": stem, "panel": "(run-all)", "control": f"{run_s:.1f} s run-all",
                              "kind": "run-all", "presses": 0, "changed": 0, "latencies_ms": [],
                              "notes": wide, "run_all_s": round(run_s, 1), "panels": len(panels),
