@@ -29,6 +29,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "browser"
+# The notebooks served (a copy); another folder only to check the suite itself.
+NOTEBOOK_DIR = Path(os.environ.get("BROWSER_NOTEBOOK_DIR", ROOT / "notebooks"))
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -126,7 +128,7 @@ def playwright_sync():
 def lab_server(tmp_path_factory, playwright_sync):
     base = tmp_path_factory.mktemp("lab")
     root = base / "notebooks"
-    shutil.copytree(ROOT / "notebooks", root, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    shutil.copytree(NOTEBOOK_DIR, root, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     settings = base / "settings"
     for rel, value in LAB_SETTINGS.items():
         path = settings / rel
