@@ -212,8 +212,12 @@ def format_table(rows) -> str:
         lines.append(f"all moves: n={len(all_ms)}  median {_median(all_ms):.0f} ms  max {max(all_ms):.0f} ms;"
                      f"  median of panel medians {_median(panel_medians):.0f} ms  (goal <= 150 ms)")
     for r in runs:
-        lines.append(f"{r['notebook']}: restart + run all {r['run_all_s']:.1f} s, {r['panels']} panel(s), "
+        how = "restart + run all" if r.get("mode", "run-all") == "run-all" else "restart + cell by cell"
+        lines.append(f"{r['notebook']}: {how} {r['run_all_s']:.1f} s, {r['panels']} panel(s), "
                      f"{r['controls']} control(s) exercised")
+        if r.get("live_frames"):
+            lines.append("    figures that changed while a later cell ran (cell:figure -> distinct images): "
+                         + ", ".join(f"{k} -> {n}" for k, n in r["live_frames"].items()))
         for note in r["notes"]:
             lines.append(f"    {note}")
     return "\n".join(lines)

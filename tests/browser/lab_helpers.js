@@ -100,10 +100,20 @@
       });
       const node = w.content.node;
       const kernel = w.sessionContext.session && w.sessionContext.session.kernel;
+      // every drawn ipympl canvas, keyed by cell and order: live updates during run-all
+      const figs = [];
+      w.content.widgets.forEach((cell, i) => {
+        cell.node.querySelectorAll('.jupyter-matplotlib canvas').forEach((c, j) => {
+          if (!c.width || !c.height || c.style.zIndex === '1') return;
+          const h = hashCanvas(c);
+          if (!h.blank) figs.push([`${i}:${j}`, h.hash]);
+        });
+      });
       return {
         ready: true,
         kernel: kernel ? kernel.status : 'none',
         connection: kernel ? kernel.connectionStatus : 'none',
+        figs,
         cells,
         running: [...node.querySelectorAll('.jp-InputPrompt')].some(p => p.textContent.includes('*')),
         domStderr: [...node.querySelectorAll(

@@ -46,6 +46,14 @@ ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 # Notebooks that use widgets but are not driven here, with the reason (reported as skips).
 EXCLUDE: dict[str, str] = {}
+# Notebooks run cell by cell (restart, then each cell like Shift+Enter) instead of
+# restart-and-run-all, because a figure must update live while a later cell runs -- which
+# run-all cannot show (a figure displayed just before a long cell is not even initialised
+# in the browser until that cell ends). The test asserts the live updates.
+STEPWISE: dict[str, str] = {
+    "06_grpo_llm.ipynb": "the training monitor should move while the training cell runs",
+}
+STEPWISE.update({n: "named in BROWSER_STEPWISE" for n in os.environ.get("BROWSER_STEPWISE", "").split(",") if n})
 
 
 def _code_sources(path: Path) -> list[str]:
@@ -115,8 +123,13 @@ def _restart_and_run_all(page) -> None:
     page.locator(".jp-Dialog").wait_for(state="detached", timeout=30_000)
 
 
-def _wait_run_all(page, name: str, server) -> float:
-    """Wait until every non-empty code cell ran and the kernel is idle; fail on any error."""
+def _wait_run_all(page, name: str, server, *, upto: int | None = None, live: dict | None = None) -> float:
+    """Wait until every non-empty code cell (up to cell ``upto``) ran and the kernel is idle.
+
+    Fails at once on an error or stderr output, or when the page loses its kernel. With
+    ``live`` (a dict), collects per ipympl canvas ("cell:index") of a cell before ``upto``
+    the distinct images seen while cell ``upto`` runs: a figure that updates live.
+    """
     t0 = time.monotonic()
     done_polls = 0
     last_connected = t0
@@ -128,6 +141,10 @@ def _wait_run_all(page, name: str, server) -> float:
             pytest.fail(f"{name}: the page lost its kernel connection for {DISCONNECTED_LIMIT_S} s "
                         f"(state {st.get('connection')!r}); server log:\n{server.log_tail()}", pytrace=False)
         if st.get("ready"):
+            if live is not None:
+                for key, h in st["figs"]:
+                    if int(key.split(":")[0]) < upto:
+                        live.setdefault(key, set()).add(h)
             errors = [(c["index"], e) for c in st["cells"] for e in c["errors"]]
             if errors:
                 i, e = errors[0]
@@ -137,7 +154,7 @@ def _wait_run_all(page, name: str, server) -> float:
                 detail = stderr[0] if stderr else ("?", st["domStderr"][0])
                 pytest.fail(f"{name}: cell {detail[0]} wrote to stderr:\n{ANSI.sub('', detail[1])[-3000:]}",
                             pytrace=False)
-            code = [c for c in st["cells"] if not c["empty"]]
+            code = [c for c in st["cells"] if not c["empty"] and (upto is None or c["index"] <= upto)]
             finished = all(c["count"] is not None for c in code) and not st["running"] and st["kernel"] == "idle"
             done_polls = done_polls + 1 if finished else 0
             if done_polls >= 3:
@@ -147,6 +164,36 @@ def _wait_run_all(page, name: str, server) -> float:
                         pytrace=False)
         _dismiss_notifications(page)
         page.wait_for_timeout(300)
+
+
+def _restart_kernel(page) -> None:
+    page.evaluate("() => { window.jupyterapp.commands.execute('kernelmenu:restart'); }")
+    accept = page.locator(".jp-Dialog .jp-Dialog-button.jp-mod-accept")
+    accept.wait_for(state="visible", timeout=30_000)
+    accept.click()
+    page.locator(".jp-Dialog").wait_for(state="detached", timeout=30_000)
+    page.wait_for_timeout(500)
+    page.wait_for_function(
+        """() => { const k = window.jupyterapp.shell.currentWidget.sessionContext.session?.kernel;
+                   return !!(k && k.status === 'idle' && k.connectionStatus === 'connected'); }""",
+        timeout=120_000, polling=200)
+
+
+def _run_stepwise(page, name: str, server) -> tuple[float, dict]:
+    """Run the code cells one at a time, as a student does with Shift+Enter.
+
+    Returns the time taken and, per figure, the distinct images seen while a later cell ran.
+    """
+    t0 = time.monotonic()
+    cells = page.evaluate("""() => window.jupyterapp.shell.currentWidget.content.widgets
+        .map((c, i) => [i, c.model.type === 'code' && !!c.model.sharedModel.getSource().trim()])
+        .filter(x => x[1]).map(x => x[0])""")
+    live: dict[str, set] = {}
+    for i in cells:
+        page.evaluate("""(i) => { const nb = window.jupyterapp.shell.currentWidget.content;
+                        nb.activeCellIndex = i; window.jupyterapp.commands.execute('notebook:run-cell'); }""", i)
+        _wait_run_all(page, name, server, upto=i, live=live)
+    return time.monotonic() - t0, {k: len(v) for k, v in live.items()}
 
 
 def _wait_widgets(page, name: str) -> None:
@@ -267,8 +314,16 @@ def test_notebook_live_in_jupyterlab(name, lab_server, browser, latency_rows):
     t_start = time.monotonic()
     try:
         _open_notebook(page, lab_server.url, name)
-        _restart_and_run_all(page)
-        run_s = _wait_run_all(page, name, lab_server)
+        if name in STEPWISE:
+            _restart_kernel(page)
+            run_s, live = _run_stepwise(page, name, lab_server)
+            assert any(n >= 3 for n in live.values()), (
+                f"{name}: no figure changed while a later cell ran ({STEPWISE[name]}); distinct images per "
+                f"figure: {live}. In ipympl, fig.canvas.draw_idle() waits for the busy kernel to answer the "
+                f"browser; call fig.canvas.draw() in callbacks that run inside a long cell.")
+        else:
+            _restart_and_run_all(page)
+            run_s, live = _wait_run_all(page, name, lab_server), {}
         _wait_widgets(page, name)
         panels = page.evaluate("() => window.__bt.discover()")
         uses_ipympl = any(re.search(r"%matplotlib\s+(widget|ipympl)", s) for s in _code_sources(lab_server.root / name))
@@ -292,6 +347,8 @@ def test_notebook_live_in_jupyterlab(name, lab_server, browser, latency_rows):
             wide = [f"figures wider than the {panels[0]['area_px']} px output column "
                     f"(1400x1000 window, file browser open): " + ", ".join(wide)]
         latency_rows.append({"notebook": stem, "panel": "(run-all)", "control": f"{run_s:.1f} s run-all",
+                             "live_frames": {k: n for k, n in live.items() if n > 1},
+                             "mode": "stepwise" if name in STEPWISE else "run-all",
                              "kind": "run-all", "presses": 0, "changed": 0, "latencies_ms": [],
                              "notes": wide, "run_all_s": round(run_s, 1), "panels": len(panels),
                              "controls": sum(len(p["controls"]) for p in panels)})
