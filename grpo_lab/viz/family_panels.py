@@ -283,7 +283,6 @@ def runs_figure(df=None, *, smooth: int = 10):
     band is ± one standard error across seeds (when there are several).
     """
     import matplotlib.pyplot as plt
-    import pandas as pd
 
     df = family.load_family_runs() if df is None else df
     df = df.assign(degenerate=1.0 - df["frac_informative"],
