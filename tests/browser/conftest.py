@@ -206,6 +206,13 @@ def format_table(rows) -> str:
     per_panel = {}
     for r in rows:
         per_panel.setdefault((r["notebook"], r["panel"]), []).extend(r["latencies_ms"])
+    lines.append("")
+    lines.append(f"{'per panel':59s} {'moves':>5s} {'median ms':>9s} {'max ms':>7s}")
+    for (nb, panel), ms in per_panel.items():
+        if ms:
+            lines.append(f"{nb[:24]:24s} {panel[:34]:34s} {len(ms):>5d} {_median(ms):9.0f} {max(ms):7.0f}")
+        else:
+            lines.append(f"{nb[:24]:24s} {panel[:34]:34s} {0:>5d} {'-':>9s} {'-':>7s}  (nothing moved)")
     all_ms = [x for r in rows for x in r["latencies_ms"]]
     if all_ms:
         panel_medians = [_median(v) for v in per_panel.values() if v]
