@@ -88,7 +88,10 @@ class TrainingMonitor:
                 self.k_top *= 2
             self.axes[3].set_ylim(0, self.k_top)
         self.n_draws += 1
-        self.fig.canvas.draw_idle()
+        # draw(), not draw_idle(): the monitor updates while the training cell still runs,
+        # and with ipympl draw_idle() only asks the browser to request a redraw, which the
+        # busy kernel cannot answer before the cell ends (tests/browser checks this).
+        self.fig.canvas.draw()
 
     def _ipython_display_(self):
         from IPython.display import display
