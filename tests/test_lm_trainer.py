@@ -45,15 +45,20 @@ def _seq_logp(tr, batch):
 
 
 def test_one_step_moves_weights_in_the_expected_direction(cfg):
-    tr = Trainer(cfg.replace(lr=3e-3, lr_warmup=0, prompts_per_step=2, levels=(1,)))
+    # a small step, so that first order holds: Adam's first step is −lr·sign(∇loss) (a descent step)
+    tr = Trainer(cfg.replace(lr=1e-4, lr_warmup=0, prompts_per_step=2, levels=(1,)))
     batch = _constructed_batch(tr.tok)
     before = _seq_logp(tr, batch)
     w0 = {n: p.detach().clone() for n, p in tr.policy.named_parameters()}
     m = tr.learn(batch, [1.0, 0.0, 0.0, 0.0])
     after = _seq_logp(tr, batch)
     assert any(not torch.equal(w0[n], p) for n, p in tr.policy.named_parameters())
-    assert after[0] > before[0]                        # Â > 0: every token of the right answer pushed up
-    assert (after[1:] - before[1:]).mean() < 0         # Â < 0 on average pushed down
+    adv = torch.tensor([1.5, -0.5, -0.5, -0.5]) * (3 ** 0.5 / 1.5)          # eq. (1): +1.73, −0.58 ×3
+    L = batch.lengths.float()
+    # the objective of eq. (6), Σ Â_i · mean_t log π(o_{i,t}), went up …
+    assert (adv * (after - before) / L).sum() > 0
+    # … mostly by raising the right answer: every one of its tokens was pushed up (Â > 0)
+    assert after[0] > before[0]
     assert m["adv_abs_mean"] == pytest.approx((1.73205 + 3 * 0.57735) / 4, rel=1e-3)   # seed: 1,0,0,0
     assert m["grad_norm"] > 0 and m["clip_frac_low"] == 0 and m["clip_frac_high"] == 0   # μ = 1: ρ ≡ 1
 
@@ -226,3 +231,22 @@ def test_presets_differ_where_documented():
     assert s.ratio_level == "sequence" and s.eps_low < 1e-3
     assert GRPOConfig.from_dict(a.to_dict()) == a
     assert math.isclose(g.to_trl()["beta"], 0.04) and d.to_trl()["loss_type"] == "dr_grpo"
+
+
+def test_device_cuda_without_cuda_is_a_clear_error(cfg):
+    from grpo_lab.lm.trainer import resolve_device
+
+    assert resolve_device("cpu").type == "cpu"
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="no CUDA device"):
+            resolve_device("cuda")
+        assert resolve_device("auto").type == "cpu"
+
+
+def test_docs_list_every_metric():
+    from pathlib import Path
+
+    from grpo_lab.lm.trainer import metrics_markdown
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "lm.md").read_text()
+    assert metrics_markdown((1, 2)) in doc, "regenerate the table in docs/lm.md with metrics_markdown()"

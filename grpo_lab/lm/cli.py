@@ -48,8 +48,10 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--mu", type=int, default=None, help="policy updates per batch (μ inner iterations)")
     ap.add_argument("--levels", default=None, help="difficulty levels, e.g. 1,2 (1: 0-9, 2: 10-99, 3: 100-999)")
     ap.add_argument("--warmstart-steps", type=int, default=None, help="SFT warm-start steps (0 = none; cached)")
+    ap.add_argument("--warmstart-target", type=float, default=None,
+                    help="stop the warm start once every level's probe accuracy reaches this (default 0.5)")
     ap.add_argument("--checkpoint-every", type=int, default=0, help="checkpoint interval in steps (0 = at the end)")
-    ap.add_argument("--threads", type=int, default=None, help="torch CPU threads")
+    ap.add_argument("--threads", type=int, default=None, help="torch CPU threads (default 1: fastest for the tiny model, robust on a busy CPU)")
     ap.add_argument("--no-progress", action="store_true", help="no progress bar")
     return ap
 
@@ -61,9 +63,10 @@ def main(argv=None) -> int:
     args = ap.parse_args(sys.argv[1:] if argv is None else argv)
     overrides = {"steps": args.steps, "out": args.out, "model": args.model, "device": args.device,
                  "resume": args.resume, "seed": args.seed, "checkpoint_every": args.checkpoint_every,
-                 "threads": args.threads, "progress": not args.no_progress}
-    for flag, field in (("G", "G"), ("prompts", "prompts_per_step"), ("max_new", "max_new"), ("beta", "beta"),
-                        ("lr", "lr"), ("mu", "mu"), ("warmstart_steps", "warmstart_steps")):
+                 "progress": not args.no_progress}
+    for flag, field in (("threads", "threads"), ("G", "G"), ("prompts", "prompts_per_step"), ("max_new", "max_new"), ("beta", "beta"),
+                        ("lr", "lr"), ("mu", "mu"), ("warmstart_steps", "warmstart_steps"),
+                        ("warmstart_target", "warmstart_target")):
         if getattr(args, flag) is not None:
             overrides[field] = getattr(args, flag)
     try:

@@ -48,7 +48,8 @@ class GRPOConfig:
     resume: bool = False            # continue from the last checkpoint in ``out``
     checkpoint_every: int = 0       # save a checkpoint every N steps (0 = only at the end)
     device: str = "auto"            # "auto" (cuda if available), "cpu" or "cuda"
-    threads: int | None = None      # torch CPU threads (None = leave torch's default)
+    threads: int | None = 1         # torch CPU threads; 1 is fastest for the tiny model on a shared CPU
+                                    # (more threads thrash when the cores are busy); None = torch's default
     bf16: bool = True               # bf16 autocast on CUDA (ignored on CPU, which runs fp32)
     progress: bool = True           # tqdm.auto progress bar
 
@@ -66,7 +67,8 @@ class GRPOConfig:
     eval_per_level: int = 200       # held-out problems per level for before/after accuracy
 
     # -- warm start (SFT on demonstrations, seed 004 §三 remedy 3) -------------------------
-    warmstart_steps: int = 400      # 0 = no warm start
+    warmstart_steps: int = 1000     # cap on SFT steps before the anneal (0 = no warm start)
+    warmstart_target: float | None = 0.5  # stop once every level's probe accuracy reaches this (None = all steps)
     warmstart_lr: float = 3e-3
     warmstart_batch: int = 64
     cache_dir: str | None = None    # warm-start cache (None = $GRPO_LAB_CACHE or ~/.cache/grpo_lab)
@@ -148,6 +150,8 @@ class GRPOConfig:
         c.integer("warmstart_steps", self.warmstart_steps, low=0)
         c.in_range("warmstart_lr", self.warmstart_lr, 0.0, low_open=True)
         c.integer("warmstart_batch", self.warmstart_batch, low=1)
+        if self.warmstart_target is not None:
+            c.in_range("warmstart_target", self.warmstart_target, 0.0, 1.0, low_open=True)
         c.integer("prompts_per_step", self.prompts_per_step, low=len(self.levels))
         if isinstance(self.G, bool) or not isinstance(self.G, int):
             raise TypeError(f"G must be an integer, got {self.G!r}")

@@ -113,6 +113,13 @@ def metric_definitions(levels=(1, 2, 3)) -> dict[str, str]:
     return out
 
 
+def metrics_markdown(levels=(1, 2)) -> str:
+    """The metric definitions as a Markdown table (docs/lm.md embeds it; a test keeps them in sync)."""
+    lines = ["| column | definition |", "| --- | --- |"]
+    lines += [f"| `{k}` | {v} |" for k, v in metric_definitions(levels).items()]
+    return "\n".join(lines)
+
+
 def resolve_device(device: str) -> torch.device:
     if device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -202,7 +209,7 @@ class Trainer:
             self.warmstart_info = {"cached": None, "resumed": True}
         else:
             sft_cfg = SFTConfig(steps=cfg.warmstart_steps, batch=cfg.warmstart_batch, lr=cfg.warmstart_lr,
-                                seed=cfg.seed)
+                                target=cfg.warmstart_target, seed=cfg.seed)
             self.policy, self.warmstart_info = warm_start(self.policy, self.tok, self.task, sft_cfg, init=init,
                                                           device=self.device, cache_dir=cfg.cache_dir,
                                                           progress=cfg.progress)

@@ -28,27 +28,47 @@ import transformers
 
 from grpo_lab import __version__, _checks
 from grpo_lab.losses import aggregate
-from grpo_lab.lm.evaluation import encode_answers, encode_prompts
+from grpo_lab.lm.evaluation import encode_answers, encode_prompts, evaluate
 from grpo_lab.lm.model import load_model, save_model
 from grpo_lab.lm.rollout import Rollout, token_logp
 from grpo_lab.lm.tasks import AdditionTask
 
-WARMSTART_VERSION = 1
+WARMSTART_VERSION = 2
 
 
 @dataclass(frozen=True)
 class SFTConfig:
-    """Supervised warm start: ``steps`` AdamW steps of ``batch`` demonstrations at ``lr``."""
+    """Supervised warm start on demonstrations.
 
-    steps: int = 200
+    AdamW (``lr``, ``weight_decay``) with a 20-step linear warm-up, then a constant rate.
+    Every ``check_every`` steps the greedy accuracy on a fixed probe of *training* problems
+    (``probe`` per level, never the held-out set) is measured; once the worst level reaches
+    ``target`` — "the pass rate is off zero" — a final ``anneal`` steps (at most as many as
+    the constant phase had) decay the rate linearly to 0 and training stops. ``steps`` caps the constant phase. ``target=None``
+    trains exactly ``steps`` steps (then anneals). Weight decay matters here: without it the
+    moment the model "gets" carrying varies between seeds by a factor of 2–3.
+    """
+
+    steps: int = 1000
     batch: int = 64
     lr: float = 3e-3
+    weight_decay: float = 0.1
+    target: float | None = 0.5
+    check_every: int = 50
+    anneal: int = 100
+    probe: int = 100
     seed: int = 0
 
     def __post_init__(self):
         _checks.integer("warmstart_steps", self.steps, low=0)
         _checks.integer("warmstart_batch", self.batch, low=1)
         _checks.in_range("warmstart_lr", self.lr, 0.0, low_open=True)
+        _checks.in_range("warmstart_weight_decay", self.weight_decay, 0.0)
+        if self.target is not None:
+            _checks.in_range("warmstart_target", self.target, 0.0, 1.0, low_open=True)
+        _checks.integer("check_every", self.check_every, low=1)
+        _checks.integer("anneal", self.anneal, low=0)
+        _checks.integer("probe", self.probe, low=1)
         _checks.integer("seed", self.seed, low=0)
 
 
@@ -70,24 +90,27 @@ def demonstrations(tok, problems, device="cpu") -> Rollout:
                    torch.zeros(len(answers), dtype=torch.bool, device=device))
 
 
-def sft(model, tok, task: AdditionTask, cfg: SFTConfig, *, device="cpu", progress=False) -> list[float]:
-    """Train ``model`` in place on demonstrations; returns the loss of every step.
+def sft(model, tok, task: AdditionTask, cfg: SFTConfig, *, device="cpu", progress=False) -> dict:
+    """Train ``model`` in place on demonstrations. Returns ``{"losses", "probe", "steps"}``.
 
     Loss: mean negative log-likelihood of the answer tokens and EOS (prompt tokens are
     context only) — :func:`grpo_lab.losses.aggregate` with ``"token-mean"``.
+    ``probe`` lists (step, worst-level greedy accuracy on the probe problems).
     """
     rng = np.random.default_rng(cfg.seed)
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.0)
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min(1.0, (s + 1) / 20) * 0.5 * (1 + np.cos(np.pi * s / max(cfg.steps, 1))))
+    probe_set = task.sample(cfg.probe * len(task.levels), np.random.default_rng(cfg.seed + 10_007), stratified=True)
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     model.train()
-    losses = []
-    it = range(cfg.steps)
+    losses, probe = [], []
+    bar = None
     if progress:
         from tqdm.auto import tqdm
 
-        it = tqdm(it, desc="warm start (SFT)", leave=False)
-    for _ in it:
+        bar = tqdm(total=cfg.steps + cfg.anneal, desc="warm start (SFT)", leave=False)
+
+    def one_step(lr):
+        for group in opt.param_groups:
+            group["lr"] = lr
         batch = demonstrations(tok, task.sample(cfg.batch, rng), device)
         nll = -token_logp(model, batch).logp                                  # (B, T)
         loss = aggregate(nll, batch.mask, "token-mean")
@@ -95,16 +118,40 @@ def sft(model, tok, task: AdditionTask, cfg: SFTConfig, *, device="cpu", progres
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
-        sched.step()
         losses.append(float(loss.detach()))
-    return losses
+        if bar is not None:
+            bar.update(1)
+
+    step = 0
+    while step < cfg.steps:
+        one_step(cfg.lr * min(1.0, (step + 1) / 20))
+        step += 1
+        if cfg.target is not None and step % cfg.check_every == 0:
+            ev = evaluate(model, tok, task, probe_set, max_new=8, device=device)
+            worst = min(ev[f"acc_L{lv}"] for lv in task.levels)
+            probe.append((step, round(worst, 4)))
+            model.train()
+            if worst >= cfg.target:
+                break
+    anneal = min(cfg.anneal, step)
+    for k in range(anneal):                                                   # linear decay to 0
+        one_step(cfg.lr * (1 - (k + 1) / (anneal + 1)))
+    if bar is not None:
+        bar.close()
+    return {"losses": losses, "probe": probe, "steps": step + anneal}
+
+
+def _task_key(task: AdditionTask) -> dict:
+    spec = task.spec()
+    spec.pop("partial", None)          # the reward does not change the demonstrations
+    return spec
 
 
 def cache_key(model, tok, task: AdditionTask, cfg: SFTConfig, init: str) -> str:
     """Hash of everything that determines the warm-started weights."""
     spec = {"v": WARMSTART_VERSION, "grpo_lab": __version__, "torch": torch.__version__.split("+")[0],
             "transformers": transformers.__version__, "config": model.config.to_diff_dict(),
-            "vocab": sorted(tok.get_vocab().items()), "task": task.spec(), "sft": asdict(cfg), "init": init}
+            "vocab": sorted(tok.get_vocab().items()), "task": _task_key(task), "sft": asdict(cfg), "init": init}
     return hashlib.sha256(json.dumps(spec, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
@@ -118,7 +165,7 @@ def warm_start(model, tok, task: AdditionTask, cfg: SFTConfig, *, init: str, dev
     """
     t0 = time.perf_counter()
     if cfg.steps == 0:
-        return model, {"cached": False, "seconds": 0.0, "path": None, "losses": []}
+        return model, {"cached": False, "seconds": 0.0, "path": None, "losses": [], "probe": [], "steps": 0}
     root = None if cache_dir is False else Path(cache_dir) if cache_dir else default_cache_dir()
     key = cache_key(model, tok, task, cfg, init)
     path = None if root is None else root / f"warmstart-{key}"
@@ -127,21 +174,21 @@ def warm_start(model, tok, task: AdditionTask, cfg: SFTConfig, *, init: str, dev
         model.load_state_dict(loaded.state_dict())
         meta = json.loads((path / "meta.json").read_text())
         return model, {"cached": True, "seconds": time.perf_counter() - t0, "path": str(path),
-                       "losses": meta.get("losses", [])}
+                       "losses": meta.get("losses", []), "probe": meta.get("probe", []), "steps": meta.get("steps")}
     model.to(device)
-    losses = sft(model, tok, task, cfg, device=device, progress=progress)
+    res = sft(model, tok, task, cfg, device=device, progress=progress)
     if path is not None:
         root.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=".tmp-warmstart-", dir=root))
         save_model(model, tok, tmp)
         (tmp / "meta.json").write_text(json.dumps({"key": key, "sft": asdict(cfg), "init": init,
-                                                   "task": task.spec(), "losses": losses}))
+                                                   "task": task.spec(), **res}))
         try:
             tmp.rename(path)
         except OSError:   # another process cached the same key first
             shutil.rmtree(tmp, ignore_errors=True)
     return model, {"cached": False, "seconds": time.perf_counter() - t0, "path": None if path is None else str(path),
-                   "losses": losses}
+                   **res}
 
 
 __all__ = ["SFTConfig", "sft", "warm_start", "demonstrations", "cache_key", "default_cache_dir"]
