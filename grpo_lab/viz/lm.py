@@ -127,3 +127,55 @@ def compare_runs(runs: dict[str, pd.DataFrame], *, window: int = 10, max_new: in
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
     return fig
+
+
+def step_anatomy_figure():
+    """One group of notebook 06 taken apart: rewards, Â_i (eq. 1) and each token's gradient weight.
+
+    Prompt ``3+4=``, G = 4 responses ``7``, ``8``, ``12``, ``6`` (EOS shown as ⏎), rewards
+    1, 0, 0, 0 → Â = +1.73, −0.58, −0.58, −0.58 (population std, as in the seeds). Right:
+    ∂loss/∂log π(o_{i,t}) for every token under eq. (6) and eq. (7) — the same sign on every
+    token of a response (the broadcast of Â_i), a size that depends on the aggregation.
+    """
+    import torch
+
+    from grpo_lab.advantages import advantages_from_flat
+    from grpo_lab.losses import token_grad_weights
+
+    texts = ["7", "8", "12", "6"]
+    rewards = np.array([1.0, 0.0, 0.0, 0.0])
+    adv = advantages_from_flat(rewards, 4)
+    tokens = [list(t) + ["⏎"] for t in texts]
+    T = max(map(len, tokens))
+    mask = torch.zeros(4, T)
+    for i, tk in enumerate(tokens):
+        mask[i, :len(tk)] = 1
+    logp = torch.full((4, T), -0.5)
+    a = torch.as_tensor(adv, dtype=torch.float32)
+    w6 = token_grad_weights(logp, logp, a, mask, mode="seq-mean-token-mean").numpy()
+    w7 = token_grad_weights(logp, logp, a, mask, mode="token-mean").numpy()
+    fig, axes = plt.subplots(1, 3, figsize=(11, 3.0), layout="constrained",
+                             gridspec_kw={"width_ratios": [1.1, 1, 1]})
+    y = np.arange(4)
+    axes[0].barh(y, adv, color=["tab:green" if v > 0 else "tab:red" for v in adv])
+    for i, (r, v) in enumerate(zip(rewards, adv)):
+        axes[0].text(v, i, f" r={r:.0f}, Â={v:+.2f}", va="center", ha="left" if v > 0 else "right", fontsize=8)
+    axes[0].set_yticks(y, [f"3+4={t}" for t in texts])
+    axes[0].invert_yaxis()
+    axes[0].set_xlim(-2.6, 2.6)
+    axes[0].axvline(0, color="k", lw=0.8)
+    axes[0].set_title("step 3: Â_i, one number per response (eq. 1)", fontsize=9)
+    lim = float(np.abs(np.concatenate([w6, w7])).max())
+    for ax, w, name in ((axes[1], w6, "eq. (6) seq-mean"), (axes[2], w7, "eq. (7) token-mean")):
+        ax.imshow(np.where(mask.numpy() > 0, w, np.nan), cmap="RdBu", vmin=-lim, vmax=lim, aspect="auto")
+        for i, tk in enumerate(tokens):
+            for t, ch in enumerate(tk):
+                ax.text(t, i, f"{ch}\n{w[i, t]:+.3f}", ha="center", va="center", fontsize=7,
+                        color="white" if abs(w[i, t]) > 0.6 * lim else "black")
+        ax.set_yticks(y, [""] * 4)
+        ax.set_xticks(range(T), [f"t={t + 1}" for t in range(T)])
+        ax.set_title(f"{name}: ∂loss/∂log π (< 0: pushed up)", fontsize=9)
+    return fig
+
+
+FIGURES = {"06_grpo_llm_step": step_anatomy_figure}
