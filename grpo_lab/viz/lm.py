@@ -51,7 +51,7 @@ class TrainingMonitor:
         self.lines["frac_all_correct"], = ax_d.plot([], [], color="tab:green", label="all correct")
         self.lines["frac_all_wrong"], = ax_d.plot([], [], color="tab:red", label="all wrong")
         ax_d.set_ylim(0, 1.02)
-        ax_d.set_title("degenerate groups (退化组), fraction", fontsize=9)
+        ax_d.set_title("degenerate groups (fraction)", fontsize=9)
         self.lines["len_correct"], = ax_l.plot([], [], color="tab:green", label="correct")
         self.lines["len_incorrect"], = ax_l.plot([], [], color="tab:red", label="incorrect")
         self.lines["len_mean"], = ax_l.plot([], [], color="k", lw=1, ls=":", label="all")
@@ -119,7 +119,7 @@ def compare_runs(runs: dict[str, pd.DataFrame], *, window: int = 10, max_new: in
         axes[2].plot(x, smooth(df["frac_all_wrong"], window), color=c, ls="--", label=f"{name}: all wrong")
     axes[0].set_title("reward (rolling mean)", fontsize=9)
     axes[1].set_title("response length: correct (—) / incorrect (--)", fontsize=9)
-    axes[2].set_title("degenerate groups (退化组)", fontsize=9)
+    axes[2].set_title("degenerate groups (fraction)", fontsize=9)
     if max_new:
         axes[1].set_ylim(0, max_new + 0.5)
     for ax in axes:
