@@ -60,6 +60,7 @@ class GRPOConfig:
     intermediate: int = 512         # tiny model MLP width
     layers: int = 4                 # tiny model depth
     heads: int = 4                  # tiny model attention heads
+    kv_heads: int | None = None     # tiny model key/value heads (None = heads; fewer = grouped-query attention)
 
     # -- task -----------------------------------------------------------------------------
     levels: tuple = (1, 2)          # addition difficulty levels (1: 0–9, 2: 10–99, 3: 100–999)
@@ -143,6 +144,8 @@ class GRPOConfig:
         c.choice("family", self.family, FAMILIES)
         for name in ("hidden", "intermediate", "layers", "heads"):
             c.integer(name, getattr(self, name), low=1)
+        if self.kv_heads is not None:
+            c.integer("kv_heads", self.kv_heads, low=1)
         self.levels = tuple(int(c.choice("levels", int(lv), LEVEL_RANGES)) for lv in self.levels)
         if not self.levels:
             raise ValueError("levels must name at least one difficulty level (1, 2, 3)")

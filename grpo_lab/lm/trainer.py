@@ -202,7 +202,7 @@ class Trainer:
             self.tok = char_tokenizer()
             self.policy = make_model(self.tok, seed=cfg.seed, family=cfg.family, hidden=cfg.hidden,
                                      intermediate=cfg.intermediate, layers=cfg.layers, heads=cfg.heads,
-                                     max_positions=max(64, 16 + cfg.max_new))
+                                     kv_heads=cfg.kv_heads, max_positions=max(64, 16 + cfg.max_new))
             init = f"random:seed={cfg.seed}"
         self.policy.to(self.device)
         if resumed:
