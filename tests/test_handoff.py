@@ -173,7 +173,7 @@ def test_what_a_framework_cannot_express_raises_naming_the_field():
 
 
 def test_num_processes():
-    cfg = GRPOConfig.preset("grpo")                                      # P·G = 64
+    cfg = GRPOConfig.preset("grpo", prompts_per_step=8, G=8)            # P·G = 64
     assert to_trl_kwargs(cfg, num_processes=4)["per_device_train_batch_size"] == 16
     with pytest.raises(ValueError, match="num_processes"):
         to_trl_kwargs(cfg, num_processes=3)
