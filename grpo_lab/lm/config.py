@@ -202,25 +202,14 @@ class GRPOConfig:
     # Fields that may differ between an interrupted run and its resumption.
     RUNTIME_FIELDS = ("steps", "resume", "progress", "out", "device", "threads", "checkpoint_every")
 
-    def to_trl(self) -> dict:
+    def to_trl(self, num_processes: int = 1) -> dict:
         """Keyword arguments for ``trl.GRPOConfig`` describing the same recipe (not a TRL object).
 
-        Mapping (TRL ≥ 0.20 names): num_generations=G, max_completion_length=max_new,
-        num_iterations=μ, epsilon/epsilon_high, beta, loss_type from the aggregation,
-        scale_rewards from adv_scale. TRL's std is the sample std (see
-        :mod:`grpo_lab.advantages`); its KL is always k3 in the loss. Untested against a
-        live TRL here: TRL is not a dependency.
+        Delegates to :func:`grpo_lab.lm.handoff.to_trl_kwargs`, the one mapping (checked
+        against TRL 1.16 in ``tests/test_trl_handoff.py``); see
+        :func:`grpo_lab.lm.handoff.differences_table` for where the conventions differ.
         """
-        loss_type = {"seq-mean-token-mean": "grpo", "token-mean": "dapo",
-                     "seq-mean-token-sum-norm": "dr_grpo"}.get(self.agg)
-        if loss_type is None:
-            raise ValueError(f"agg={self.agg!r} has no TRL loss_type")
-        return {"num_generations": self.G, "max_completion_length": self.max_new,
-                "num_iterations": self.mu, "epsilon": self.eps_low,
-                "epsilon_high": self.eps_low if self.eps_high is None else self.eps_high,
-                "beta": self.beta, "loss_type": loss_type, "temperature": self.temperature,
-                "scale_rewards": {"group": "group", "batch": "batch", "none": "none"}[self.adv_scale],
-                "importance_sampling_level": self.ratio_level, "learning_rate": self.lr,
-                "max_grad_norm": self.max_grad_norm, "seed": self.seed,
-                "per_device_train_batch_size": self.prompts_per_step * self.G}
+        from grpo_lab.lm.handoff import to_trl_kwargs
+
+        return to_trl_kwargs(self, num_processes=num_processes)
 
