@@ -108,7 +108,8 @@ class TrainingMonitor:
 
 def compare_runs(runs: dict[str, pd.DataFrame], *, window: int = 10, max_new: int | None = None):
     """Side-by-side curves of finished runs: reward, length of correct/incorrect, degenerate groups."""
-    fig, axes = plt.subplots(1, 3, figsize=(12, 3.2), layout="constrained")
+    with plt.ioff():   # shown once, by whoever displays it (ipympl would also auto-display it)
+        fig, axes = plt.subplots(1, 3, figsize=(12, 3.2), layout="constrained")
     colors = ["tab:blue", "tab:orange", "tab:green", "tab:red"]
     for (name, df), c in zip(runs.items(), colors):
         x = df["step"].to_numpy()
