@@ -94,6 +94,8 @@
           count: m.executionCount,
           errors: outs.filter(o => o.output_type === 'error')
             .map(o => `${o.ename}: ${o.evalue}\n${(o.traceback || []).join('\n')}`),
+          widgets: outs.filter(o => o.data && o.data['application/vnd.jupyter.widget-view+json'])
+            .map(o => o.data['application/vnd.jupyter.widget-view+json'].model_id),
           stderr: outs.filter(o => o.output_type === 'stream' && o.name === 'stderr')
             .map(o => Array.isArray(o.text) ? o.text.join('') : o.text),
         });

@@ -163,6 +163,10 @@ def _wait_run_all(page, name: str, server, *, upto: int | None = None, live: dic
             finished = all(c["count"] is not None for c in code) and not st["running"] and st["kernel"] == "idle"
             done_polls = done_polls + 1 if finished else 0
             if done_polls >= 3:
+                twice = [c["index"] for c in code if len(set(c["widgets"])) < len(c["widgets"])]
+                if twice:   # e.g. an ipympl figure auto-displayed and then shown again as fig.canvas
+                    pytest.fail(f"{name}: cell {twice[0]} displays the same widget twice (with ipympl a "
+                                f"figure made outside plt.ioff() is shown automatically)", pytrace=False)
                 return time.monotonic() - t0
         if time.monotonic() - t0 > RUN_TIMEOUT_S:
             pytest.fail(f"{name}: run-all did not finish in {RUN_TIMEOUT_S:.0f} s (state: {json.dumps(st)[:2000]})",
