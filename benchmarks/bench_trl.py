@@ -61,7 +61,8 @@ def parse(argv=None):
     ap.add_argument("--levels", default="2", help="comma-separated difficulty levels (2: a, b in 10..99)")
     ap.add_argument("--mu", type=int, default=1, help="policy updates per batch (TRL num_iterations)")
     ap.add_argument("--device", default="cpu", help="auto, cpu or cuda")
-    ap.add_argument("--warmstart-steps", type=int, default=300, help="SFT steps of the (cached) warm start")
+    ap.add_argument("--warmstart-steps", type=int, default=1000,
+                    help="cap on SFT steps of the (cached) warm start, as bench_loop.py: both start from the same weights")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--hidden", type=int, default=128)
     ap.add_argument("--intermediate", type=int, default=512)
