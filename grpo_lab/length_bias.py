@@ -56,7 +56,6 @@ notebook 03's topic).
 """
 from __future__ import annotations
 
-from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -65,6 +64,7 @@ import pandas as pd
 import torch
 
 from grpo_lab import _checks
+from grpo_lab._torch_threads import single_thread  # tiny tensors: one thread is faster
 from grpo_lab.advantages import STDS, group_advantages
 from grpo_lab.losses import aggregate, policy_loss_per_token, token_grad_weights
 
@@ -83,21 +83,6 @@ SHORT = {"grpo": "GRPO (6)", "dapo": "DAPO (7)", "dr_grpo": "Dr. GRPO 1/C", "gsp
          "seq_sum": "token-sum"}
 SHOWN = ("grpo", "dapo", "dr_grpo", "gspo")          # the four the panels and notebook show
 LENGTH_POLICIES = ("by-correctness", "shared")
-
-
-@contextmanager
-def single_thread():
-    """Run torch single-threaded inside the block, then restore the thread count.
-
-    The tensors here are tiny (a few thousand numbers): intra-op threads only add
-    synchronisation, measured ×5–×8 slower on a busy 2-core machine.
-    """
-    n_threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(n_threads)
 
 
 def _scheme(name: str) -> str:
