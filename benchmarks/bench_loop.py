@@ -16,41 +16,21 @@ Re-measure final numbers on a quiet machine.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import resource
 import statistics
 import sys
 import time
 
+from _flags import comparison_parser  # benchmarks/_flags.py: shared with bench_trl.py
+
 
 def parse(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--model", default=None, help="local causal-LM directory (default: the tiny warm-started Llama)")
-    ap.add_argument("--G", type=int, default=8, help="responses per prompt (group size)")
-    ap.add_argument("--prompts", type=int, default=8, help="prompts per step")
-    ap.add_argument("--max-new", type=int, default=16, help="token budget per response")
-    ap.add_argument("--beta", type=float, default=0.04, help="KL coefficient (0 skips the reference forward "
-                                                            "unless --kl-metric)")
-    ap.add_argument("--kl-metric", action="store_true", help="compute the KL column even when beta = 0")
-    ap.add_argument("--threads", type=int, default=1, help="torch CPU threads")
-    ap.add_argument("--steps", type=int, default=20, help="timed steps")
-    ap.add_argument("--warmup", type=int, default=3, help="untimed steps first")
-    ap.add_argument("--preset", default="grpo", help="grpo, dr_grpo, dapo or gspo")
-    ap.add_argument("--levels", default="2", help="comma-separated difficulty levels (2: a, b in 10..99)")
-    ap.add_argument("--mu", type=int, default=1, help="policy updates per batch")
-    ap.add_argument("--device", default="cpu", help="auto, cpu or cuda")
-    ap.add_argument("--warmstart-steps", type=int, default=1000,
-                    help="cap on SFT steps of the (cached) warm start; it stops at 50%% probe accuracy")
-    ap.add_argument("--seed", type=int, default=0)
+    ap = comparison_parser(__doc__.split("\n\n")[0])
+    ap.add_argument("--kl-metric", action="store_true",
+                    help="compute the KL column even when beta = 0 (beta = 0 skips the reference forward)")
     ap.add_argument("--no-dedup", action="store_true",
                     help="run every response through the model, even identical ones (TRL's behaviour)")
-    # tiny-model size (ignored with --model)
-    ap.add_argument("--hidden", type=int, default=128)
-    ap.add_argument("--intermediate", type=int, default=512)
-    ap.add_argument("--layers", type=int, default=4)
-    ap.add_argument("--heads", type=int, default=4)
-    ap.add_argument("--family", default="llama")
     return ap.parse_args(argv)
 
 
