@@ -119,13 +119,18 @@ def _open_notebook(page, url: str, name: str) -> None:
         timeout=120_000, polling=200)
 
 
-def _restart_and_run_all(page) -> None:
-    # Not awaited: the command's promise waits for the "Restart Kernel?" dialog.
-    page.evaluate("() => { window.jupyterapp.commands.execute('runmenu:restart-and-run-all'); }")
+def _accept_restart_dialog(page) -> None:
+    """Click "Restart" in JupyterLab's "Restart Kernel?" dialog and wait until it closes."""
     accept = page.locator(".jp-Dialog .jp-Dialog-button.jp-mod-accept")
     accept.wait_for(state="visible", timeout=30_000)
     accept.click()
     page.locator(".jp-Dialog").wait_for(state="detached", timeout=30_000)
+
+
+def _restart_and_run_all(page) -> None:
+    # Not awaited: the command's promise waits for the "Restart Kernel?" dialog.
+    page.evaluate("() => { window.jupyterapp.commands.execute('runmenu:restart-and-run-all'); }")
+    _accept_restart_dialog(page)
 
 
 def _wait_run_all(page, name: str, server, *, upto: int | None = None, live: dict | None = None) -> float:
@@ -177,10 +182,7 @@ def _wait_run_all(page, name: str, server, *, upto: int | None = None, live: dic
 
 def _restart_kernel(page) -> None:
     page.evaluate("() => { window.jupyterapp.commands.execute('kernelmenu:restart'); }")
-    accept = page.locator(".jp-Dialog .jp-Dialog-button.jp-mod-accept")
-    accept.wait_for(state="visible", timeout=30_000)
-    accept.click()
-    page.locator(".jp-Dialog").wait_for(state="detached", timeout=30_000)
+    _accept_restart_dialog(page)
     page.wait_for_timeout(500)
     page.wait_for_function(
         """() => { const k = window.jupyterapp.shell.currentWidget.sessionContext.session?.kernel;
