@@ -6,3 +6,5 @@ loss, token by token), :mod:`bias` (difficulty and length bias), :mod:`lm` (a fu
 loop on a tiny causal LM), :mod:`viz` (plots and widget panels), :mod:`figures`.
 """
 __version__ = "0.1.0"
+
+from grpo_lab.i18n import get_language, set_language  # noqa: E402  (the language switch)
