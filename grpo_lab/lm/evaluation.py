@@ -17,8 +17,15 @@ from grpo_lab.lm.tasks import AdditionTask, Problem
 
 
 def encode_prompts(tok, problems: list[Problem], device="cpu"):
-    """(prompt_ids (P, Lp), prompt_mask (P, Lp)) — left-padded, BOS first if the tokenizer adds one."""
-    enc = tok([p.prompt for p in problems], padding=True, return_tensors="pt")
+    """(prompt_ids (P, Lp), prompt_mask (P, Lp)) — left-padded, BOS first if the tokenizer adds one.
+
+    Chat problems (:class:`~grpo_lab.lm.chat_tasks.ChatProblem`) are rendered with the
+    tokenizer's chat template (which already holds its special tokens).
+    """
+    chat = bool(problems) and hasattr(problems[0], "messages")
+    texts = [p.prompt for p in problems] if not chat else \
+        [tok.apply_chat_template(p.messages(), tokenize=False, add_generation_prompt=True) for p in problems]
+    enc = tok(texts, padding=True, return_tensors="pt", add_special_tokens=not chat)
     return enc["input_ids"].to(device), enc["attention_mask"].to(device)
 
 

@@ -17,6 +17,7 @@ generalisation, not memory.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -162,3 +163,66 @@ class AdditionTask:
     def correct(self, response: str, problem: Problem, truncated: bool) -> bool:
         """Exact correctness (the accuracy metric), whatever the reward is."""
         return bool(verify(response, problem.answer, truncated))
+
+
+# ---------------------------------------------------------------------------------
+# Answer extraction for free-text replies (the chat tasks, :mod:`grpo_lab.lm.chat_tasks`)
+# ---------------------------------------------------------------------------------
+_NUMBER = re.compile(r"(?<![\d.])[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
+_MARKERS = re.compile(r"<answer>(.*?)</answer>|^[ \t]*####[ \t]*(.*?)[ \t]*$|\\boxed\{", re.S | re.M)
+
+
+def _boxed_body(text: str, start: int) -> str | None:
+    """The contents of ``\\boxed{…}`` whose body starts at ``start`` (nested braces allowed)."""
+    depth = 1
+    for i in range(start, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        if depth == 0:
+            return text[start:i]
+    return None
+
+
+def normalise_number(s: str) -> str:
+    """``'1,234'`` → ``'1234'``, ``'13.0'`` → ``'13'``, ``'+7'`` → ``'7'``, ``'-0'`` → ``'0'``, ``'007'`` → ``'7'``."""
+    s = s.replace(",", "").lstrip("+")
+    neg = s.startswith("-")
+    whole, _, frac = s.lstrip("-").partition(".")
+    frac = frac.rstrip("0")
+    out = str(int(whole)) + (f".{frac}" if frac else "")
+    return "-" + out if neg and out.strip("0.") else out
+
+
+def extract_answer(text: str) -> str | None:
+    """The answer a free-text reply gives, or None.
+
+    1. If the reply contains ``<answer>…</answer>``, ``\\boxed{…}`` or a line ``#### …``,
+       the last of those (by position) is the answer: its last number, normalised, or its
+       stripped text when it holds no number (None if empty).
+    2. Otherwise the last number in the reply: an optional sign, digits, optional thousands
+       commas, an optional decimal part, normalised by :func:`normalise_number`
+       (``1,234`` → ``1234``, ``13.0`` → ``13``, ``+7`` → ``7``). A sign directly after a
+       digit is an operator, not a sign (``5-3`` gives ``3``).
+    3. No number: None.
+
+    TRL's and verl's math verifiers differ in details (verl's GSM8K scorer reads only
+    ``####``; ``math_verify`` parses LaTeX); this rule is the one the chat tasks use.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a string, got {type(text).__name__}")
+    last = None
+    for m in _MARKERS.finditer(text):
+        if m.group(1) is not None:
+            last = m.group(1)
+        elif m.group(2) is not None:
+            last = m.group(2)
+        else:
+            body = _boxed_body(text, m.end())
+            if body is not None:
+                last = body
+    region = text if last is None else last
+    nums = _NUMBER.findall(region)
+    if nums:
+        return normalise_number(nums[-1])
+    if last is not None and last.strip():
+        return last.strip()
+    return None

@@ -44,9 +44,11 @@ import torch
 from grpo_lab.advantages import advantages_from_flat, degenerate_stats
 from grpo_lab.losses import grpo_loss, kl_shaped_rewards
 from grpo_lab.lm.config import GRPOConfig
+from grpo_lab.lm import pretrained
+from grpo_lab.lm.chat_tasks import task_for
 from grpo_lab.lm.evaluation import encode_prompts, evaluate, score
 from grpo_lab.lm.model import load_model, make_model, save_model
-from grpo_lab.lm.rollout import Rollout, sample, token_logp
+from grpo_lab.lm.rollout import Rollout, amp_mode, sample, token_logp
 from grpo_lab.lm.tasks import AdditionTask, overlong_penalty
 from grpo_lab.lm.tokenizer import char_tokenizer
 from grpo_lab.lm.warmstart import SFTConfig, warm_start
@@ -167,9 +169,7 @@ class Trainer:
         if cfg.threads is not None:
             torch.set_num_threads(cfg.threads)
         self.device = resolve_device(cfg.device)
-        self.amp = cfg.bf16 and self.device.type == "cuda"
-        self.task = AdditionTask(levels=cfg.levels, partial=cfg.partial_credit)
-        self.eval_problems = self.task.heldout(cfg.eval_per_level, seed=1234)
+        self.amp = amp_mode(cfg.bf16, cfg.cpu_bf16, self.device, pretrained=cfg.model is not None)
         self.out = Path(cfg.out) if cfg.out else None
         self.rows: list[dict] = []
         self.step_count = 0
@@ -195,9 +195,9 @@ class Trainer:
     # -- set-up ---------------------------------------------------------------------
     def _build_models(self, resumed: bool):
         cfg = self.cfg
-        if cfg.model is not None:
-            self.policy, self.tok = load_model(cfg.model)
-            init = f"path:{Path(cfg.model).resolve() if Path(cfg.model).exists() else cfg.model}"
+        if cfg.model is not None:   # a short name (grpo_lab.lm.pretrained.REGISTRY) or a local folder
+            self.policy, self.tok = pretrained.load(cfg.model, cache_dir=cfg.cache_dir)
+            init = f"path:{pretrained.resolve(cfg.model, cache_dir=cfg.cache_dir).resolve()}"
         else:
             self.tok = char_tokenizer()
             self.policy = make_model(self.tok, seed=cfg.seed, family=cfg.family, hidden=cfg.hidden,
@@ -205,8 +205,11 @@ class Trainer:
                                      kv_heads=cfg.kv_heads, max_positions=max(64, 16 + cfg.max_new))
             init = f"random:seed={cfg.seed}"
         self.policy.to(self.device)
+        self.task, self.eval_problems = task_for(cfg, self.tok)
         if resumed:
             self.warmstart_info = {"cached": None, "resumed": True}
+        elif not isinstance(self.task, AdditionTask):   # the SFT demonstrations are character-task ones
+            self.warmstart_info = {"cached": None, "skipped": "chat task: no warm start"}
         else:
             sft_cfg = SFTConfig(steps=cfg.warmstart_steps, batch=cfg.warmstart_batch, lr=cfg.warmstart_lr,
                                 target=cfg.warmstart_target, seed=cfg.seed)
@@ -214,6 +217,8 @@ class Trainer:
                                                           device=self.device, cache_dir=cfg.cache_dir,
                                                           progress=cfg.progress)
         self.policy.to(self.device).train()
+        if cfg.gradient_checkpointing:
+            self.policy.gradient_checkpointing_enable()
         self.ref = None
         if self.need_ref:
             if resumed and (self.out / "ref" / "config.json").exists():
@@ -442,7 +447,7 @@ class Trainer:
     def dataframe(self) -> pd.DataFrame:
         df = pd.DataFrame(self.rows)
         df.attrs.update(eval_before=self.eval_before, eval_after=self.eval_after, preset=self.cfg.preset,
-                        warmstart=self.warmstart_info, definitions=metric_definitions(self.cfg.levels))
+                        warmstart=self.warmstart_info, definitions=metric_definitions(self.task.levels))
         return df
 
     # -- files ----------------------------------------------------------------------------
