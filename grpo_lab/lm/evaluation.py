@@ -62,7 +62,7 @@ def score(task: AdditionTask, tok, ro: Rollout, problems: list[Problem]) -> Scor
 
 
 def evaluate(model, tok, task: AdditionTask, problems: list[Problem], *, max_new=16, temperature=0.0,
-             G=1, batch=512, seed=0, device=None) -> dict:
+             G=1, batch=512, seed=0, device=None, amp=True) -> dict:
     """Accuracy on ``problems`` (greedy unless ``temperature`` > 0), overall and per level.
 
     Returns ``{"acc": …, "acc_L1": …, …, "len_mean": …, "frac_truncated": …, "n": …}``.
@@ -76,7 +76,7 @@ def evaluate(model, tok, task: AdditionTask, problems: list[Problem], *, max_new
         chunk = problems[k:k + batch]
         ids, mask = encode_prompts(tok, chunk, device)
         ro = sample(model, ids, mask, G=G, max_new=max_new, temperature=temperature,
-                    eos_id=tok.eos_token_id, pad_id=tok.pad_token_id, generator=gen)
+                    eos_id=tok.eos_token_id, pad_id=tok.pad_token_id, generator=gen, amp=amp)
         sc = score(task, tok, ro, chunk)
         correct.append(sc.correct)
         levels.append(sc.levels)

@@ -157,6 +157,30 @@ def _positions(mask: Tensor) -> Tensor:
 # ---------------------------------------------------------------------------------
 # Sampling
 # ---------------------------------------------------------------------------------
+class Bf16Sampler:
+    """A bf16 copy of the policy used only for sampling on the CPU (``amp="always"``).
+
+    Decoding is bound by reading the weights once per token; autocast re-casts the fp32
+    weights at every call, a bf16 copy reads half the bytes once. Measured on SmolLM2-135M,
+    16 responses × 48 tokens, one thread: fp32 5.3 s, autocast 3.3 s, this copy 2.4 s.
+    :meth:`sync` copies the current weights in (≈ 0.1 s) before each step's sampling. The
+    responses then come from the bf16-rounded policy, while their log-probs (and the ratio)
+    are computed by the training forward — the same small sampler/learner mismatch as TRL's
+    vLLM generation.
+    """
+
+    def __init__(self, policy):
+        import copy
+
+        self.model = copy.deepcopy(policy).to(torch.bfloat16).eval().requires_grad_(False)
+
+    @torch.no_grad()
+    def sync(self, policy):
+        for dst, src in zip(self.model.parameters(), policy.parameters()):
+            dst.copy_(src)
+        return self.model
+
+
 def _draw(logits: Tensor, temperature: float, generator) -> Tensor:
     """One token per row from softmax(logits / temperature); greedy when temperature == 0."""
     if temperature == 0:

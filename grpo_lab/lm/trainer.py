@@ -48,7 +48,7 @@ from grpo_lab.lm import pretrained
 from grpo_lab.lm.chat_tasks import task_for
 from grpo_lab.lm.evaluation import encode_prompts, evaluate, score
 from grpo_lab.lm.model import load_model, make_model, save_model
-from grpo_lab.lm.rollout import Rollout, amp_mode, sample, token_logp
+from grpo_lab.lm.rollout import Bf16Sampler, Rollout, amp_mode, sample, token_logp
 from grpo_lab.lm.tasks import AdditionTask, overlong_penalty
 from grpo_lab.lm.tokenizer import char_tokenizer
 from grpo_lab.lm.warmstart import SFTConfig, warm_start
@@ -219,6 +219,7 @@ class Trainer:
         self.policy.to(self.device).train()
         if cfg.gradient_checkpointing:
             self.policy.gradient_checkpointing_enable()
+        self._sampler = Bf16Sampler(self.policy) if self.amp == "always" else None
         self.ref = None
         if self.need_ref:
             if resumed and (self.out / "ref" / "config.json").exists():
@@ -260,7 +261,8 @@ class Trainer:
             ids, pmask = encode_prompts(tok, problems, self.device)
             self.policy.eval()
             with timer("sample"):
-                ro = sample(self.policy, ids, pmask, G=G, max_new=cfg.max_new, temperature=cfg.temperature,
+                sampler = self.policy if self._sampler is None else self._sampler.sync(self.policy)
+                ro = sample(sampler, ids, pmask, G=G, max_new=cfg.max_new, temperature=cfg.temperature,
                             eos_id=tok.eos_token_id, pad_id=tok.pad_token_id, generator=gen, amp=self.amp)
             self.policy.train()
             with timer("score"):
@@ -409,7 +411,8 @@ class Trainer:
         """Held-out accuracy, overall and per level: greedy by default, else ``samples``
         responses per problem at ``temperature`` (the pass rate GRPO optimises)."""
         return evaluate(self.policy, self.tok, self.task, self.eval_problems, max_new=self.cfg.max_new,
-                        temperature=temperature, G=samples, seed=self.cfg.seed, device=self.device)
+                        temperature=temperature, G=samples, seed=self.cfg.seed, device=self.device,
+                        amp=self.amp)
 
     def evaluate_both(self) -> dict:
         """{"greedy": …, "sampled": …}; sampled = 4 responses per problem at the training τ."""
