@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-DEFAULTS = dict(steps=24, seeds="0,1,2", aggs="eq6,eq7,dr_grpo", eval_every=4)
+DEFAULTS = dict(steps=16, seeds="0,1,2", aggs="eq6,eq7,dr_grpo", eval_every=4)
 
 
 def _one(args) -> int:
