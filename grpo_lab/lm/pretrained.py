@@ -148,8 +148,8 @@ def resolve(model, *, cache_dir=None) -> Path:
     p = Path(model).expanduser()
     if p.is_dir():
         return p
-    raise ValueError(f"model {str(model)!r} is neither a short name ({', '.join(REGISTRY)}) "
-                     f"nor an existing local folder with config.json")
+    raise ValueError(f"model path {str(model)!r} does not exist: model must be a short name "
+                     f"({', '.join(REGISTRY)}) or a local transformers folder with config.json")
 
 
 def has_chat_template(tok) -> bool:

@@ -44,7 +44,7 @@ import torch
 from grpo_lab.advantages import advantages_from_flat, degenerate_stats
 from grpo_lab.losses import grpo_loss, kl_shaped_rewards
 from grpo_lab.lm.config import GRPOConfig
-from grpo_lab.lm import pretrained
+from grpo_lab.lm import microbatch, pretrained
 from grpo_lab.lm.chat_tasks import task_for
 from grpo_lab.lm.evaluation import encode_prompts, evaluate, score
 from grpo_lab.lm.model import load_model, make_model, save_model
@@ -325,6 +325,9 @@ class Trainer:
             raise ValueError(f"rewards must have shape ({batch.B},), one per response; got {tuple(rewards_t.shape)}")
         if batch.G != cfg.G:
             raise ValueError(f"batch has groups of {batch.G} responses but config.G = {cfg.G}")
+        chunks = microbatch.group_chunks(batch, cfg.tokens_per_microbatch)
+        if chunks is not None:          # gradient accumulation over groups (grpo_lab.lm.microbatch)
+            return microbatch.learn(self, batch, rewards_t, chunks, timer)
         # reference log-probs for the KL term of step 6 (no gradient)
         ref_logp = None
         if self.ref is not None:
