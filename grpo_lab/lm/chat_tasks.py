@@ -112,7 +112,7 @@ class ChatTask:
         tags: ask for the answer inside ``<answer></answer>``.
     """
 
-    def __init__(self, levels=(1, 2, 3), heldout_frac=0.1, reward_mode="correct", format_weight=0.2, tags=False):
+    def __init__(self, levels=(1, 3), heldout_frac=0.1, reward_mode="correct", format_weight=0.2, tags=False):
         levels = tuple(int(_checks.choice("levels", int(lv), CHAT_LEVELS)) for lv in levels)
         if not levels or len(set(levels)) != len(levels):
             raise ValueError(f"levels must be a non-empty set of {sorted(CHAT_LEVELS)}; got {levels}")

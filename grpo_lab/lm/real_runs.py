@@ -113,4 +113,23 @@ def load_runs(path=None) -> dict:
             "replies_after": pd.DataFrame(meta.pop("replies_after")), "meta": meta}
 
 
-__all__ = ["AGGS", "AGG_LABELS", "RUN_DEFAULTS", "run_config", "replies", "pass_rate", "run_one", "load_runs"]
+def summarize(runs: dict, *, first: int = 4, last: int = 4) -> pd.DataFrame:
+    """One row per (agg, seed): held-out pass rate before → after, and reward, lengths,
+    truncation and KL averaged over the ``first`` and the ``last`` steps."""
+    steps, evals = runs["steps"], runs["evals"]
+    rows = []
+    for (agg, seed), d in steps.groupby(["agg", "seed"], sort=False):
+        d = d.sort_values("step")
+        e = evals[(evals["agg"] == agg) & (evals["seed"] == seed)].sort_values("step")
+        head, tail = d.head(first), d.tail(last)
+        row = {"agg": agg, "seed": seed, "pass_before": e["acc"].iloc[0], "pass_after": e["acc"].iloc[-1],
+               "trunc_eval_before": e["frac_truncated"].iloc[0], "trunc_eval_after": e["frac_truncated"].iloc[-1]}
+        for col in ("reward_mean", "len_mean", "len_correct", "len_incorrect", "frac_truncated", "frac_informative"):
+            row[f"{col}_first"] = head[col].mean()
+            row[f"{col}_last"] = tail[col].mean()
+        row["kl_last"] = tail["kl"].mean()
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+__all__ = ["summarize", "AGGS", "AGG_LABELS", "RUN_DEFAULTS", "run_config", "replies", "pass_rate", "run_one", "load_runs"]
