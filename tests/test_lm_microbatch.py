@@ -70,3 +70,26 @@ def test_microbatched_update_equals_the_whole_batch_update(agg, mu, kl_form):
     assert ma["kl"] > 0
     for (n, p), q in zip(a.policy.named_parameters(), b.policy.parameters()):
         torch.testing.assert_close(q, p, rtol=1e-5, atol=1e-6, msg=n)
+
+
+def test_gradient_checkpointing_gives_the_same_logprobs_and_gradients():
+    # transformers drops the KV cache under gradient checkpointing; token_logp must then not
+    # rely on the shared prompt prefix (it would silently score responses without their prompt)
+    from grpo_lab.lm.rollout import token_logp
+
+    tr = Trainer(GRPOConfig.preset("grpo", **TINY))
+    batch = _batch(tr, seed=1)
+    tr.policy.train()
+
+    def run():
+        tr.policy.zero_grad(set_to_none=True)
+        lp = token_logp(tr.policy, batch).logp
+        (lp * batch.mask).sum().backward()
+        return lp.detach(), [p.grad.clone() for p in tr.policy.parameters()]
+
+    lp0, g0 = run()
+    tr.policy.gradient_checkpointing_enable()
+    lp1, g1 = run()
+    torch.testing.assert_close(lp1 * batch.mask, lp0 * batch.mask, rtol=1e-5, atol=1e-6)
+    for a, b in zip(g0, g1):
+        torch.testing.assert_close(b, a, rtol=1e-4, atol=1e-6)

@@ -281,6 +281,16 @@ def token_logp(model, ro: Rollout, *, temperature: float = 1.0, entropy: bool = 
     U = resp.shape[0]
     padded = bool((ro.prompt_mask == 0).any())
     plen = ro.prompt_mask.sum(-1)                                              # (P,)
+    if model.training and torch.is_grad_enabled() and getattr(model, "is_gradient_checkpointing", False):
+        # transformers drops the KV cache under gradient checkpointing, so the shared prefix
+        # cannot be reused: run prompt + response in one forward per (distinct) response and
+        # keep only the T logits that predict o_1 … o_T (logits_to_keep)
+        full = torch.cat([ro.prompt_ids[rows], resp[:, :-1]], 1)                # (U, Lp + T − 1)
+        fmask = torch.cat([ro.prompt_mask[rows], torch.ones((U, T - 1), dtype=ro.prompt_mask.dtype, device=dev)], 1)
+        with autocast(dev, amp):
+            out = model(input_ids=full, attention_mask=fmask, position_ids=_positions(fmask), use_cache=False,
+                        logits_to_keep=T)
+        return _gathered(out.logits, resp, temperature, entropy, inverse)
     cache = _new_cache(model)
     with autocast(dev, amp):
         if Lp > 1:   # prefix: every prompt token but the last, once per prompt
@@ -295,7 +305,12 @@ def token_logp(model, ro: Rollout, *, temperature: float = 1.0, entropy: bool = 
         if padded:
             attn = torch.cat([ro.prompt_mask[rows], torch.ones((U, T), dtype=ro.prompt_mask.dtype, device=dev)], 1)
         out = model(input_ids=suffix, attention_mask=attn, position_ids=pos, **_cache_kw(model, cache))
-    logits = out.logits.float()                                                # (U, T, V)
+    return _gathered(out.logits, resp, temperature, entropy, inverse)
+
+
+def _gathered(logits, resp, temperature, entropy, inverse) -> TokenLogp:
+    """log-probs (and entropies) of ``resp`` (U, T) from its logits (U, T, V), gathered back to B rows."""
+    logits = logits.float()                                                    # (U, T, V)
     if temperature not in (0, 1):
         logits = logits / temperature
     logprobs = logits.log_softmax(-1)                                          # (U, T, V)
