@@ -49,6 +49,7 @@ def main(argv=None):
     ap.add_argument("--eval-every", type=int, default=DEFAULTS["eval_every"], help="held-out evaluation interval")
     ap.add_argument("--jobs", type=int, default=2, help="parallel processes (one thread each)")
     ap.add_argument("--out", default=None, help="path stem (default: grpo_lab/data/real_lm_runs)")
+    ap.add_argument("--merge-only", action="store_true", help="only merge the runs finished so far into the files")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
@@ -63,14 +64,15 @@ def main(argv=None):
 
     stem = Path(args.out) if args.out else ROOT / "grpo_lab" / "data" / RUNS_FILE
     stem.parent.mkdir(parents=True, exist_ok=True)
-    pretrained.resolve("smollm2-135m")          # convert once, before the children start
+    if not args.merge_only:
+        pretrained.resolve("smollm2-135m")      # convert once, before the children start
     work = stem.parent / f".{stem.name}_parts"
     work.mkdir(exist_ok=True)
     jobs = [(a, int(s)) for s in args.seeds.split(",") for a in args.aggs.split(",")]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
     t0 = time.time()
     running: list = []
-    queue = list(jobs)
+    queue = [] if args.merge_only else list(jobs)
     def busy_elsewhere(a, s) -> bool:     # a child of an earlier (killed) driver still writing its log
         log = work / f"{a}_{s}.log"
         return log.exists() and time.time() - log.stat().st_mtime < 300
