@@ -315,31 +315,40 @@ class Implement(Exercise):
         return np.atleast_1d(b)
 
     def _diagnose(self, cases, received, expected, bad) -> Feedback:
-        # which failing entries each known mistake explains (entry-wise, so two mistakes at once are found)
-        explains = {}
+        # Entry-wise, so that two mistakes in one function are both found. For every known
+        # mistake: the failing entries it explains (the student's value equals the mistake's),
+        # and the entries where it predicts an error but the student is right (contradictions).
+        hits, contra = {}, {}
         for m in self.mistakes:
-            hits = []
-            for case, got, b in zip(cases, received, bad):
+            h, c = [], []
+            for case, got, exp, b in zip(cases, received, expected, bad):
                 try:
                     mo = _as_float_array(m.output(*copy.deepcopy(case.args))).reshape(got.shape)
                 except Exception:  # a mistake that cannot even run on this input explains nothing here
-                    hits.append(np.zeros_like(b))
+                    h.append(np.zeros_like(b))
+                    c.append(np.zeros_like(b))
                     continue
+                where = np.ones_like(b) if case.where is None else np.atleast_1d(np.asarray(case.where, dtype=bool))
                 same = np.atleast_1d(np.isclose(got, mo, rtol=RTOL, atol=ATOL, equal_nan=True))
-                hits.append(same & b)
-            explains[m.key] = hits
+                m_wrong = np.atleast_1d(~np.isclose(mo, exp, rtol=RTOL, atol=ATOL, equal_nan=True)) & where
+                h.append(same & b)
+                c.append(m_wrong & ~b)
+            hits[m.key], contra[m.key] = h, c
         left = [b.copy() for b in bad]
         named = []
-        while True:   # greedy cover of the failing entries by named mistakes
-            best, best_n = None, 0
+        while True:   # greedy: the mistake that explains most of what is left, minus its contradictions
+            best, best_score = None, 0
             for m in self.mistakes:
-                n = sum(int((h & l).sum()) for h, l in zip(explains[m.key], left))
-                if n > best_n:
-                    best, best_n = m, n
+                if m in named:
+                    continue
+                n = sum(int((h & l).sum()) for h, l in zip(hits[m.key], left))
+                score = n - sum(int(c.sum()) for c in contra[m.key])
+                if n > 0 and score > best_score:
+                    best, best_score = m, score
             if best is None:
                 break
             named.append(best)
-            left = [l & ~h for l, h in zip(left, explains[best.key])]
+            left = [l & ~h for l, h in zip(left, hits[best.key])]
         parts = [str(m.message) for m in named]
         unexplained = next((i for i, l in enumerate(left) if l.any()), None)
         if unexplained is not None:

@@ -52,7 +52,7 @@ GROUP_MISTAKES = (
             lambda r: A.group_advantages(np.asarray(r, dtype=float).reshape(1, -1)).reshape(np.shape(r))),
     Mistake("wrong_axis", Text("You normalised the columns. Each *row* is a group of G responses to one prompt.",
                                "你按列做了标准化。每一*行*才是同一提示的 G 条回答。"),
-            lambda r: A.group_advantages(np.asarray(r, dtype=float).T).T),
+            lambda r: np.zeros(np.shape(r)) if np.shape(r)[0] == 1 else A.group_advantages(np.asarray(r, dtype=float).T).T),
 )
 
 
@@ -193,16 +193,16 @@ EXERCISES = (
     Compute(
         id="advantages.p_degenerate", notebook="03", name="p_no_gradient", form="a number",
         title=Text("How often does a group give no gradient?", "一组多常给不出梯度？"),
-        prompt=Text("A prompt with pass rate p = 0.25 and groups of G = 4. What is the probability that the group is "
+        prompt=Text("A prompt with pass rate p = 0.4 and groups of G = 3. What is the probability that the group is "
                     "degenerate (退化组, all rewards equal)? One number, two decimals.",
-                    "一道通过率 p = 0.25 的题，每组 G = 4。这组是退化组（奖励全部相等）的概率是多少？一个数，两位小数。"),
-        hints=(Text("There are two ways for four 0/1 rewards to be all equal.", "四个 0/1 奖励全部相等，有两种方式。"),),
-        value=lambda: A.p_degenerate(0.25, 4),
+                    "一道通过率 p = 0.4 的题，每组 G = 3。这组是退化组（奖励全部相等）的概率是多少？一个数，两位小数。"),
+        hints=(Text("There are two ways for three 0/1 rewards to be all equal.", "三个 0/1 奖励全部相等，有两种方式。"),),
+        value=lambda: A.p_degenerate(0.4, 3),
         known=(Known("only_all_wrong", Text("You counted only the all-wrong groups; an all-correct group is degenerate too.",
-                                            "你只算了全错的组；全对的组同样是退化组。"), lambda: A.p_all_wrong(0.25, 4)),
+                                            "你只算了全错的组；全对的组同样是退化组。"), lambda: A.p_all_wrong(0.4, 3)),
                Known("only_all_correct", Text("You counted only the all-correct groups; an all-wrong group is degenerate too.",
-                                              "你只算了全对的组；全错的组同样是退化组。"), lambda: A.p_all_correct(0.25, 4)),
+                                              "你只算了全对的组；全错的组同样是退化组。"), lambda: A.p_all_correct(0.4, 3)),
                Known("informative", Text("That is the probability that the group is *informative*; the question asks for the rest.",
-                                         "这是该组*有信息*的概率；题目问的是其余部分。"), lambda: 1 - A.p_degenerate(0.25, 4))),
+                                         "这是该组*有信息*的概率；题目问的是其余部分。"), lambda: 1 - A.p_degenerate(0.4, 3))),
     ),
 )
