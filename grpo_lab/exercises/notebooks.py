@@ -8,7 +8,7 @@ Three variants of the same cells:
   reference answers (:func:`grpo_lab.exercises.solution`).
 * ``nbgrader`` — nbgrader's source format: answers between ``### BEGIN SOLUTION`` /
   ``### END SOLUTION`` in solution cells, and check cells as autograded tests
-  (``ex.check(...).assert_passed()``), with nbgrader's cell metadata (schema version 3).
+  (``display(ex.check(...).assert_passed())``), with nbgrader's cell metadata (schema version 3).
 
 Every cell written here carries the tag ``exercise`` (or ``nav`` for the final link) in its
 metadata, so :func:`write_notebook` first removes the tagged cells and then appends fresh
@@ -127,7 +127,9 @@ def exercise_cells(nn: str, variant: str = "student", lang: str | None = None) -
             answer = {"student": e.stub_code, "solution": e.solution_code, "nbgrader": e.nbgrader_code}[variant]()
             extra = _nbgrader(gid("answer"), solution=True) if variant == "nbgrader" else {}
             cells.append(_cell("code", answer, f"ex-{slug}-answer", ("exercise", "answer"), **meta("answer"), **extra))
-            check = e.check_code() + (".assert_passed()" if variant == "nbgrader" else "")
+            # nbgrader: a grade cell passes when it does not raise; display() keeps its output a
+            # display_data (an execute_result would be read as partial credit)
+            check = f"display({e.check_code()}.assert_passed())" if variant == "nbgrader" else e.check_code()
             extra = _nbgrader(gid("check"), grade=True, points=1, locked=True) if variant == "nbgrader" else {}
             cells.append(_cell("code", check, f"ex-{slug}-check", ("exercise", "check"), **meta("check"), **extra))
             if isinstance(e, Predict):
