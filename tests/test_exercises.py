@@ -202,3 +202,16 @@ def test_check_never_raises_whatever_the_function_returns(exercise_id, returned)
 def test_check_never_raises_on_any_value(exercise_id, answer):
     fb = ex.check(exercise_id, answer)
     assert fb.status in ("passed", "failed")
+
+
+def test_readme_lists_the_exercises_per_notebook():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    cat = ex.catalog()
+    for nb, group in cat.groupby("notebook"):
+        row = next(line for line in readme.splitlines() if line.startswith(f"| [{nb}_"))
+        assert row.rstrip(" |").split("|")[-1].strip() == str(len(group)), row[-20:]
+        listed = next(line for line in readme.splitlines() if line.startswith(f"* **{nb}** ("))
+        assert re.findall(r"`([a-z0-9_.]+)`", listed) == list(group["id"]), listed
+    assert f"({len(cat)} in all" in readme
