@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from grpo_lab import guess_number as gn
+from grpo_lab.credit import discounted_returns
 from grpo_lab.exercises._kinds import Case, Compute, Implement, Known, Mistake, Option, Predict
 from grpo_lab.exercises.solutions import reward_to_go
 from grpo_lab.i18n import Text, tr
@@ -20,8 +21,6 @@ def _sign(x: float) -> str:
 
 
 def _returns_to_go(rewards):
-    from grpo_lab.family import discounted_returns   # TODO(methods): may move in arch's split
-
     return discounted_returns(np.asarray(rewards, dtype=float), 1.0)
 
 

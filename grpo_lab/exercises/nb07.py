@@ -7,11 +7,12 @@ import torch
 from grpo_lab import advantages as A
 from grpo_lab import length_bias as lb
 from grpo_lab import losses as L
+from grpo_lab import methods
 from grpo_lab.exercises._kinds import Case, Compute, Implement, Known, Mistake, Option, Predict
 from grpo_lab.exercises.solutions import dr_grpo_mean, rloo_advantages
 from grpo_lab.i18n import Text, tr
 
-DR = "seq-mean-token-sum-norm"
+DR = methods.get("dr_grpo").agg          # "seq-mean-token-sum-norm", 1/(B·C)
 
 
 def _rloo_cases() -> list[Case]:
@@ -45,18 +46,28 @@ def _dr(values, mask, max_len):
     return L.aggregate(values, mask, DR, max_len=max_len)
 
 
+FIX_METHODS = ("grpo", "dapo", "dr_grpo")     # options of family.length_fix, aggregations from the registry
+
+
+def _per_token_weights() -> dict[str, tuple[float, float]]:
+    """Aggregation weight of one token of the 4- and of the 16-token answer (group lengths 8, 8, 4, 16), per method."""
+    mask = lb.response_mask([8, 8, 4, 16])                              # (4, 16)
+    out = {}
+    for name in FIX_METHODS:
+        w = L.token_weights(mask, methods.get(name).agg, max_len=16)    # (4, 16)
+        out[name] = (float(w[2, 0]), float(w[3, 0]))
+    return out
+
+
 def _fix_key() -> str:
-    g = lb.group_weights([8, 8, 4, 16], [1, 1, 0, 0], schemes=("grpo", "dapo", "dr_grpo"))
-    less = [s for k, s in enumerate(g.schemes) if abs(g.per_token[k, 3]) < abs(g.per_token[k, 2]) * (1 - 1e-9)]
-    (key,) = less
+    (key,) = [n for n, (w4, w16) in _per_token_weights().items() if w16 < w4 * (1 - 1e-9)]
     return key
 
 
 def _fix_text() -> str:
-    g = lb.group_weights([8, 8, 4, 16], [1, 1, 0, 0], schemes=("grpo", "dapo", "dr_grpo"))
-    parts = ", ".join(f"{lb.SHORT[s]} {-g.per_token[k, 2]:+.4f} vs {-g.per_token[k, 3]:+.4f}" for k, s in enumerate(g.schemes))
-    return tr(f"push per token, 4-token vs 16-token wrong answer: {parts}.",
-              f"每个 token 的推力，4 个 token 与 16 个 token 的错误回答：{parts}。")
+    parts = ", ".join(f"{methods.label(n)} {w4:.4f} vs {w16:.4f}" for n, (w4, w16) in _per_token_weights().items())
+    return tr(f"weight of one token, 4-token vs 16-token answer: {parts}. Only eq. (6) divides by the answer's own length.",
+              f"一个 token 的权重，4 个 token 与 16 个 token 的回答：{parts}。只有式 (6) 除以回答自己的长度。")
 
 
 EXERCISES = (
@@ -67,7 +78,7 @@ EXERCISES = (
                     "two decimals.",
                     "Dr. GRPO 去掉了式 (1) 里的 ÷ std。算出它对奖励 1, 0, 0, 0 的优势。四个数，两位小数。"),
         hints=(Text("Only the baseline is left: the group mean.", "只剩下基线：组均值。"),),
-        value=lambda: A.group_advantages([1, 0, 0, 0], scale="none"),
+        value=lambda: A.group_advantages([1, 0, 0, 0], scale=methods.get("dr_grpo").adv_scale),
         known=(Known("grpo", Text("Those are GRPO's advantages, with ÷ std. Dr. GRPO keeps only r − mean.",
                                   "这是 GRPO 的优势，带 ÷ std。Dr. GRPO 只保留 r − mean。"),
                      lambda: A.group_advantages([1, 0, 0, 0])),
@@ -155,10 +166,10 @@ EXERCISES = (
                     "同一组里有两条错误回答（Â = −1），分别是 4 和 16 个 token。在哪种聚合下，16 个 token 的回答的每个 "
                     "token 被压得比 4 个 token 的**更轻**：`\"grpo\"`（式 6）、`\"dapo\"`（式 7）还是 `\"dr_grpo\"`（1/C）？"),
         hints=(Text("Which of the three denominators contains the response's *own* length?", "三个分母里，哪一个含有回答*自己*的长度？"),),
-        options=(Option("grpo", Text("GRPO", "GRPO")),
-                 Option("dapo", Text("DAPO", "DAPO"),
+        options=(Option("grpo", Text(methods.label("grpo"), methods.label("grpo"))),
+                 Option("dapo", Text(methods.label("dapo"), methods.label("dapo")),
                         Text("Eq. (7) gives every token of the batch the same weight 1/Σ|y|.", "式 (7) 给全批每个 token 同样的权重 1/Σ|y|。")),
-                 Option("dr_grpo", Text("Dr. GRPO", "Dr. GRPO"),
+                 Option("dr_grpo", Text(methods.label("dr_grpo"), methods.label("dr_grpo")),
                         Text("1/C is the same constant for every response: that is Dr. GRPO's fix.", "1/C 对每条回答都是同一个常数：这正是 Dr. GRPO 的修复。"))),
         correct=_fix_key, explain=_fix_text,
     ),
