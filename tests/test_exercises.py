@@ -150,6 +150,17 @@ def test_hints_are_bilingual_and_not_the_answer(exercise_id):
         ex.hint(exercise_id, len(e.hints) + 1)
 
 
+def test_case_gives_fresh_copies_of_an_input():
+    a = ex.case("advantages.group", 0)
+    assert np.array_equal(a[0], [[1, 1, 0, 0]])
+    a[0][:] = 9
+    assert np.array_equal(ex.case("advantages.group", 0)[0], [[1, 1, 0, 0]])
+    with pytest.raises(ValueError, match="k must be"):
+        ex.case("advantages.group", 10_000)
+    with pytest.raises(ValueError, match="only implement"):
+        ex.case("guess.sign_a9", 0)
+
+
 def test_unknown_id_lists_the_ids():
     with pytest.raises(KeyError, match="exercise_id must be one of"):
         ex.check("no.such", 1)

@@ -7,6 +7,7 @@
     ex.hint("advantages.group")       # first hint; ex.hint(id, 2) the second
     ex.solution("advantages.group")   # the reference: a value, an option, or a function's source
     ex.reveal("guess.sign_a9")        # predict exercises: the answer, once you committed
+    ex.case("advantages.group", 0)    # implement exercises: the arguments of input 0, to try by hand
 
 Three kinds (see :mod:`grpo_lab.exercises._kinds`): ``predict`` (commit to an option, then
 the notebook reveals it), ``compute`` (by hand) and ``implement`` (write a function). The
@@ -17,6 +18,8 @@ by the package's own functions. Messages and hints follow :func:`grpo_lab.set_la
 """
 from __future__ import annotations
 
+import copy
+
 import pandas as pd
 
 from grpo_lab.exercises import nb00, nb01, nb02, nb03, nb04, nb05, nb06, nb07
@@ -24,7 +27,7 @@ from grpo_lab.exercises._feedback import Feedback, Hint, Reveal
 from grpo_lab.exercises._kinds import Compute, Exercise, Implement, Predict
 from grpo_lab.i18n import tr
 
-__all__ = ["catalog", "check", "hint", "solution", "reveal", "get", "by_notebook", "Feedback", "Hint", "Reveal"]
+__all__ = ["catalog", "check", "hint", "solution", "reveal", "case", "get", "by_notebook", "Feedback", "Hint", "Reveal"]
 
 EXERCISES: dict[str, Exercise] = {}
 for _module in (nb00, nb01, nb02, nb03, nb04, nb05, nb06, nb07):
@@ -84,3 +87,14 @@ def reveal(exercise_id: str) -> Reveal:
     if not isinstance(e, Predict):
         raise ValueError(f"exercise_id {exercise_id!r} is a {e.kind} exercise; only predict exercises have a reveal")
     return e.reveal()
+
+
+def case(exercise_id: str, k: int) -> tuple:
+    """The arguments of input ``k`` of an implement exercise (fresh copies), to try a function by hand."""
+    e = get(exercise_id)
+    if not isinstance(e, Implement):
+        raise ValueError(f"exercise_id {exercise_id!r} is a {e.kind} exercise; only implement exercises have inputs")
+    cases = e.cases()
+    if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k < len(cases):
+        raise ValueError(f"k must be 0 … {len(cases) - 1} for {exercise_id}, got {k!r}")
+    return copy.deepcopy(cases[k].args)

@@ -187,8 +187,8 @@ class Compute(Exercise):
         off = np.flatnonzero(~np.isclose(got, expected, rtol=0, atol=self.atol).reshape(-1))
         where = tr("entries " if off.size > 1 else "entry ", "第 ") + ", ".join(str(i + 1) for i in off)
         return self._fb(FAILED, tr(f"does not match yet: {where} off by more than {self.atol:g}. "
-                                   f"Recheck them, or ask for a hint: ex.hint(\"{self.id}\").",
-                                   f"还不对：{where} 个数的误差超过 {self.atol:g}。检查这几个数，"
+                                   f"Recheck {'them' if off.size > 1 else 'it'}, or ask for a hint: ex.hint(\"{self.id}\").",
+                                   f"还不对：{where} 个数的误差超过 {self.atol:g}。再检查一下，"
                                    f"或者要一个提示：ex.hint(\"{self.id}\")。"))
 
     def stub_code(self) -> str:
@@ -284,7 +284,8 @@ class Implement(Exercise):
                                                   f"{self.name} 仍然抛出 NotImplementedError；把那一行换成你的代码。"))
             except Exception as err:  # the student's code: report, never a traceback
                 return self._fb(ERROR, tr(f"{self.name} raised {type(err).__name__}: {err}\n  on input {case.label}: {self._inputs(case)}",
-                                          f"{self.name} 抛出 {type(err).__name__}：{err}\n  输入 {case.label}：{self._inputs(case)}"))
+                                          f"{self.name} 抛出 {type(err).__name__}：{err}\n  输入 {case.label}：{self._inputs(case)}")
+                                + self._reproduce(i))
             exp = _as_float_array(self.expected(*copy.deepcopy(case.args)))
             try:
                 got = _as_float_array(out)
@@ -358,9 +359,19 @@ class Implement(Exercise):
             parts.append(tr(f"{head} on input {case.label}:\n  input: {self._inputs(case)}\n"
                             f"  expected: {_fmt(expected[unexplained])}\n  received: {_fmt(received[unexplained])}",
                             f"{head}，输入 {case.label}：\n  输入：{self._inputs(case)}\n"
-                            f"  期望：{_fmt(expected[unexplained])}\n  得到：{_fmt(received[unexplained])}"))
+                            f"  期望：{_fmt(expected[unexplained])}\n  得到：{_fmt(received[unexplained])}") + self._reproduce(unexplained))
         parts.append(tr(f"Stuck? ex.hint(\"{self.id}\")", f"卡住了？ex.hint(\"{self.id}\")"))
         return self._fb(FAILED, "\n".join(parts), tuple(m.key for m in named))
 
     def _inputs(self, case: Case) -> str:
-        return ", ".join(f"{p}={_fmt(a)}" for p, a in zip(self.params, case.args))
+        """The arguments, small arrays in full and larger ones by shape (ex.case(id, k) returns them)."""
+        def one(a):
+            arr = a.detach().cpu().numpy() if type(a).__module__.split(".")[0] == "torch" else a
+            if isinstance(arr, np.ndarray) and arr.size > 16:
+                return f"<{type(a).__name__} of shape {tuple(arr.shape)}>"
+            return _fmt(a)
+        return ", ".join(f"{p}={one(a)}" for p, a in zip(self.params, case.args))
+
+    def _reproduce(self, k: int) -> str:
+        return tr(f"\n  try it yourself: args = ex.case(\"{self.id}\", {k}); {self.name}(*args)",
+                  f"\n  自己试试：args = ex.case(\"{self.id}\", {k}); {self.name}(*args)")
