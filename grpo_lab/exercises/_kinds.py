@@ -187,7 +187,7 @@ class Compute(Exercise):
         off = np.flatnonzero(~np.isclose(got, expected, rtol=0, atol=self.atol).reshape(-1))
         where = tr("entries " if off.size > 1 else "entry ", "第 ") + ", ".join(str(i + 1) for i in off)
         return self._fb(FAILED, tr(f"does not match yet: {where} off by more than {self.atol:g}. "
-                                   f"Recheck {'them' if off.size > 1 else 'it'}, or ask for a hint: ex.hint(\"{self.id}\").",
+                                   f"Check again, or ask for a hint: ex.hint(\"{self.id}\").",
                                    f"还不对：{where} 个数的误差超过 {self.atol:g}。再检查一下，"
                                    f"或者要一个提示：ex.hint(\"{self.id}\")。"))
 
