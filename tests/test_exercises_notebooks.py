@@ -174,3 +174,17 @@ def test_answered_notebook_runs_top_to_bottom(tmp_path, name):
     NotebookClient(nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(ROOT / "notebooks")}}).execute()
     checks, errors = _checks_and_errors(nb)
     assert not errors and checks and all("passed" in v for v in checks.values()), checks
+
+
+def test_command_line(tmp_path, capsys):
+    from grpo_lab.__main__ import main
+
+    assert main(["exercises", "list"]) == 0
+    assert "advantages.group" in capsys.readouterr().out
+    assert main(["exercises", "solutions", "--out", str(tmp_path / "s"), "--notebooks", str(ROOT / "notebooks")]) == 0
+    assert len(list((tmp_path / "s").glob("0*.ipynb"))) == 8
+    p = tmp_path / "05_length_bias.ipynb"
+    shutil.copy(ROOT / "notebooks" / p.name, p)
+    assert main(["exercises", "write-notebooks", str(p), "--lang", "zh"]) == 0
+    assert "updated" in capsys.readouterr().out
+    assert "## 练习" in p.read_text(encoding="utf-8")
