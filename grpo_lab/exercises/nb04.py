@@ -151,10 +151,10 @@ EXERCISES = (
         signature="(logp, old_logp, adv, mask, eps) -> torch.Tensor (B, T)",
         title=Text("Implement the clipped surrogate loss, eq. (3)", "实现裁剪代理损失，式 (3)"),
         prompt=Text(
-            "Write `clipped_loss(logp, old_logp, adv, mask, eps)`: the per-token *loss* to minimise, −ℓ_{i,t} with "
-            "ℓ of eq. (3), the ratio of eq. (4) and the sequence-level Â_i broadcast over the tokens. `logp`, "
+            "Write `clipped_loss(logp, old_logp, adv, mask, eps)`: the per-token *loss* to minimise, $-\\ell_{i,t}$ with "
+            "$\\ell$ of eq. (3), the ratio of eq. (4) and the sequence-level Â_i broadcast over the tokens. `logp`, "
             "`old_logp`, `mask` are (B, T) tensors, `adv` is (B,). Values at padding positions are ignored.",
-            "写出 `clipped_loss(logp, old_logp, adv, mask, eps)`：逐 token 要最小化的*损失* −ℓ_{i,t}，ℓ 是式 (3)，"
+            "写出 `clipped_loss(logp, old_logp, adv, mask, eps)`：逐 token 要最小化的*损失* $-\\ell_{i,t}$，$\\ell$ 是式 (3)，"
             "比率用式 (4)，序列级的 Â_i 广播到每个 token。`logp`、`old_logp`、`mask` 是 (B, T) 张量，`adv` 是 (B,)。"
             "padding 位置上的值不计。"),
         hints=(Text("adv[:, None] has shape (B, 1) and broadcasts against (B, T). torch.clamp and torch.minimum do the rest.",

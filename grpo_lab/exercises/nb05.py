@@ -105,9 +105,9 @@ EXERCISES = (
     Compute(
         id="length.weights_seq", notebook="05", name="weights_eq6", form="[w for length 3, w for length 9]",
         title=Text("Per-token weights for lengths 3 and 9 under eq. (6)", "式 (6) 下长度 3 和 9 的每 token 权重"),
-        prompt=Text("A batch of B = 2 responses of 3 and 9 tokens. Under eq. (6) the loss is Σ_{i,t} w_{i,t}·v_{i,t}. "
+        prompt=Text("A batch of B = 2 responses of 3 and 9 tokens. Under eq. (6) the loss is $\\sum_{i,t} w_{i,t}\\,v_{i,t}$. "
                     "What is the weight w of one token of each response? Answer `[w_3, w_9]`, three decimals.",
-                    "一批 B = 2 条回答，长度分别为 3 和 9 个 token。在式 (6) 下损失是 Σ_{i,t} w_{i,t}·v_{i,t}。"
+                    "一批 B = 2 条回答，长度分别为 3 和 9 个 token。在式 (6) 下损失是 $\\sum_{i,t} w_{i,t}\\,v_{i,t}$。"
                     "每条回答里一个 token 的权重 w 是多少？回答 `[w_3, w_9]`，三位小数。"),
         hints=(Text("Write eq. (6) for B = 2 and read off the factor in front of one v_{i,t}.",
                     "把 B = 2 时的式 (6) 写出来，读出某个 v_{i,t} 前面的系数。"),),
