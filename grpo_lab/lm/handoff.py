@@ -81,7 +81,7 @@ def _check(config) -> GRPOConfig:
 
 def _rows(c: GRPOConfig, num_processes: int = 1) -> list[_Row]:
     """Every knob of the recipe, in both frameworks. The single source of the mapping."""
-    eps_high = c.eps_low if c.eps_high is None else c.eps_high
+    eps_high = c.clip_high
     B = c.prompts_per_step * c.G
     rows = [
         _Row("group size G (eq. 1)", {"G": c.G}, {"num_generations": c.G}, {ROLLOUT + "n": c.G}),
@@ -175,7 +175,7 @@ def _row_dual_clip(c: GRPOConfig) -> _Row:
         return _Row(concept, {"dual_clip": None}, {}, {},
                     trl_note="off by default (delta=None)",
                     verl_note="always on in verl's vanilla loss (clip_ratio_c default 3.0); binds only if ρ > 3")
-    eps_high = c.eps_low if c.eps_high is None else c.eps_high
+    eps_high = c.clip_high
     err = ""
     if c.dual_clip <= 1.0 + eps_high:
         err = f"TRL's delta equals a dual clip only when delta > 1 + epsilon_high; got dual_clip = {c.dual_clip}"

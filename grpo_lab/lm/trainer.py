@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from grpo_lab.advantages import advantages_from_flat, degenerate_stats
+from grpo_lab.advantages import advantages_from_flat, degenerate_mask, degenerate_stats
 from grpo_lab.losses import grpo_loss, kl_shaped_rewards
 from grpo_lab.lm.config import GRPOConfig
 from grpo_lab.lm.evaluation import encode_prompts, evaluate, score
@@ -60,7 +60,9 @@ METRICS = {
     "acc_L{level}": "the same accuracy restricted to prompts of difficulty level {level}",
     "frac_all_correct": "fraction of groups whose G responses are all correct (退化组: Â = 0, no gradient)",
     "frac_all_wrong": "fraction of groups whose G responses are all wrong (退化组: Â = 0, no gradient)",
-    "frac_informative": "fraction of groups whose rewards differ (the only groups that carry a gradient)",
+    "frac_informative": "fraction of groups whose rewards differ (the only groups that carry a gradient); "
+                        "computed from the rewards the advantages see (with overlong shaping or partial "
+                        "credit a group can be all correct and still informative), as dynamic sampling decides",
     "n_groups": "groups sampled this step (more than P when dynamic sampling resamples)",
     "sampling_rounds": "sampling rounds this step (1 unless dynamic sampling resampled)",
     "n_groups_used": "groups that entered the loss (P, or fewer if dynamic sampling ran out of rounds)",
@@ -200,7 +202,7 @@ class Trainer:
             init = f"path:{Path(cfg.model).resolve() if Path(cfg.model).exists() else cfg.model}"
         else:
             self.tok = char_tokenizer()
-            self.policy = make_model(self.tok, seed=cfg.seed, family=cfg.family, hidden=cfg.hidden,
+            self.policy = make_model(self.tok, seed=cfg.seed, arch=cfg.arch, hidden=cfg.hidden,
                                      intermediate=cfg.intermediate, layers=cfg.layers, heads=cfg.heads,
                                      kv_heads=cfg.kv_heads, max_positions=max(64, 16 + cfg.max_new))
             init = f"random:seed={cfg.seed}"
@@ -269,7 +271,7 @@ class Trainer:
             if not cfg.dynamic_sampling:
                 kept.append((ro, problems, sc, rewards, np.arange(P)))
                 break
-            informative = np.flatnonzero(~np.all(rewards.reshape(P, G) == rewards.reshape(P, G)[:, :1], axis=1))
+            informative = np.flatnonzero(~degenerate_mask(rewards.reshape(P, G)))
             if informative.size:
                 kept.append((ro, problems, sc, rewards, informative))
             if sum(k[4].size for k in kept) >= P or rounds >= cfg.max_sampling_rounds:
@@ -336,7 +338,7 @@ class Trainer:
             rewards_t = kl_shaped_rewards(rewards_t, old_logp, ref_logp, batch.mask, beta=cfg.beta,
                                           kind=cfg.kl_kind)
         # ---- Step 3 (组内标准化): Â_i = (r_i − mean)/(std + ε), eq. (1), one scalar per response
-        adv = advantages_from_flat(rewards_t, cfg.G, scale=cfg.adv_scale, std=cfg.adv_std, eps=cfg.adv_eps)  # (B,)
+        adv = advantages_from_flat(rewards_t, cfg.G, **cfg.adv_kwargs())                  # (B,)
         out = self._update(batch, tl, old_logp, adv, ref_logp, timer)
         out["entropy"] = float((tl.entropy * batch.mask).sum() / batch.mask.sum())
         out["adv_abs_mean"] = float(adv.abs().mean())
@@ -345,7 +347,8 @@ class Trainer:
     def _update(self, batch: Rollout, tl, old_logp, adv, ref_logp, timer) -> dict:
         """Steps 4–6 and the optimiser step, μ times on the same batch."""
         cfg = self.cfg
-        beta = cfg.beta if cfg.kl_form == "loss" else 0.0
+        loss_kw = cfg.loss_kwargs()                    # mode, max_len, ε, level, kl_kind, β (0 for kl_form="reward")
+        beta = loss_kw["beta"]
         first, lows, highs, gnorms, rmax = None, [], [], [], 1.0
         for it in range(cfg.mu):
             if it > 0:
@@ -359,9 +362,7 @@ class Trainer:
                 # ---- Step 6: + β·KL per token (k3, eq. 5), form 1
                 out = grpo_loss(tl.logp, old_logp, adv, batch.mask,
                                 ref_logp=ref_logp if (beta > 0 or (it == 0 and ref_logp is not None)) else None,
-                                beta=beta, kl_kind=cfg.kl_kind, mode=cfg.agg, max_len=cfg.max_new,
-                                eps_low=cfg.eps_low, eps_high=cfg.eps_high, dual_clip=cfg.dual_clip,
-                                level=cfg.ratio_level)
+                                **loss_kw)
             with timer("backward"):
                 self.opt.zero_grad(set_to_none=True)
                 out.loss.backward()
@@ -385,13 +386,14 @@ class Trainer:
         levels = np.concatenate([sc.levels for _, sc, _ in groups])
         rewards = np.concatenate([r for _, _, r in groups])
         deg = degenerate_stats(correct.astype(float).reshape(-1, G))
+        informative = ~degenerate_mask(rewards.reshape(-1, G))                 # (N,) from rewards, as dynamic sampling
         wrong = ~correct & ~trunc
         row = {"reward_mean": float(rewards.mean()), "reward_std": float(rewards.std()),
                "acc": float(correct.mean())}
         for lv in self.task.levels:
             row[f"acc_L{lv}"] = _mean_or_nan(correct[levels == lv].astype(float))
         row.update(frac_all_correct=deg.all_correct, frac_all_wrong=deg.all_wrong,
-                   frac_informative=float(1.0 - deg.all_correct - deg.all_wrong),
+                   frac_informative=float(informative.mean()),
                    n_groups=int(correct.size // G), sampling_rounds=rounds,
                    len_mean=float(lengths.mean()), len_correct=_mean_or_nan(lengths[correct]),
                    len_incorrect=_mean_or_nan(lengths[wrong]), len_truncated=_mean_or_nan(lengths[trunc]),
