@@ -255,3 +255,16 @@ def test_wrong_shape_type_and_arity_get_clear_messages():
 
     fb = ex.check("bandit.reinforce", raises)
     assert fb.status == "error" and "ValueError: nope" in fb.message
+
+
+@pytest.mark.parametrize("exercise_id", ["kl.k3", "advantages.group", "loss.clipped", "agg.seq_mean"])
+def test_float32_arithmetic_is_named_not_a_formula_error(exercise_id):
+    ref = ex.get(exercise_id).reference
+
+    def in_float32(*args):
+        args = [a.float() if isinstance(a, torch.Tensor) else
+                np.asarray(a, dtype=np.float32) if isinstance(a, np.ndarray) else a for a in args]
+        return ref(*args)
+
+    fb = ex.check(exercise_id, in_float32)
+    assert fb.passed or fb.mistakes == ("float32_precision",), fb.message

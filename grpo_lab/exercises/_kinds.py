@@ -25,6 +25,12 @@ from grpo_lab.exercises._feedback import ERROR, FAILED, NOT_ATTEMPTED, PASSED, F
 from grpo_lab.i18n import Text, tr
 
 RTOL, ATOL = 1e-5, 1e-8      # implement: tight enough to see ε = 1e-4 left out
+LOOSE_RTOL, LOOSE_ATOL = 1e-3, 1e-5   # "right up to float32 rounding"
+PRECISION = Text("Your numbers are right to about 4 digits but not to float64 precision — did you compute in float32 "
+                 "(torch's default dtype, .float(), np.float32)? Keep the inputs' dtype (float64): the checker needs "
+                 "the precision to tell ε = 1e-4 apart.",
+                 "你的结果前 4 位左右是对的，但达不到 float64 的精度——是不是用 float32 算的（torch 的默认 dtype、"
+                 ".float()、np.float32）？请保持输入的 dtype（float64）：检查器需要这个精度才能分辨 ε = 1e-4。")
 
 
 def _fmt(x) -> str:
@@ -351,6 +357,12 @@ class Implement(Exercise):
             named.append(best)
             left = [l & ~h for l, h in zip(left, hits[best.key])]
         parts = [str(m.message) for m in named]
+        keys = [m.key for m in named]
+        near = [np.atleast_1d(np.isclose(g, e, rtol=LOOSE_RTOL, atol=LOOSE_ATOL)) for g, e in zip(received, expected)]
+        if any(l.any() for l in left) and all(bool(np.all(n[l])) for n, l in zip(near, left)):
+            parts.append(str(PRECISION))       # right to ~4 digits everywhere: the dtype, not the formula
+            keys.append("float32_precision")
+            left = [np.zeros_like(l) for l in left]
         unexplained = next((i for i, l in enumerate(left) if l.any()), None)
         if unexplained is not None:
             case = cases[unexplained]
@@ -361,7 +373,7 @@ class Implement(Exercise):
                             f"{head}，输入 {case.label}：\n  输入：{self._inputs(case)}\n"
                             f"  期望：{_fmt(expected[unexplained])}\n  得到：{_fmt(received[unexplained])}") + self._reproduce(unexplained))
         parts.append(tr(f"Stuck? ex.hint(\"{self.id}\")", f"卡住了？ex.hint(\"{self.id}\")"))
-        return self._fb(FAILED, "\n".join(parts), tuple(m.key for m in named))
+        return self._fb(FAILED, "\n".join(parts), tuple(keys))
 
     def _inputs(self, case: Case) -> str:
         """The arguments, small arrays in full and larger ones by shape (ex.case(id, k) returns them)."""
