@@ -15,6 +15,13 @@ exercises of notebook NN live in ``nbNN.py``; the model answers of the implement
 in :mod:`grpo_lab.exercises.solutions`; the notebook cells, the solution build and the
 nbgrader export in :mod:`grpo_lab.exercises.notebooks`. Every reference value is computed
 by the package's own functions. Messages and hints follow :func:`grpo_lab.set_language`.
+
+Adding an exercise: append a record to ``nbNN.py`` whose ``value``/``correct``/``expected``
+calls a package function; for ``implement``, a readable model answer in ``solutions.py``
+(its docstring becomes the student's stub) and the typical mistakes as :class:`Mistake`
+records built from package functions. Then run ``python -m grpo_lab exercises
+write-notebooks``; the tests pick the new record up (reference passes, stub "not attempted",
+every listed mistake named, hints bilingual, README list in sync).
 """
 from __future__ import annotations
 
@@ -24,10 +31,10 @@ import pandas as pd
 
 from grpo_lab.exercises import nb00, nb01, nb02, nb03, nb04, nb05, nb06, nb07
 from grpo_lab.exercises._feedback import Feedback, Hint, Reveal
-from grpo_lab.exercises._kinds import Compute, Exercise, Implement, Predict
+from grpo_lab.exercises._kinds import Compute, Exercise, Implement, Mistake, Predict
 from grpo_lab.i18n import tr
 
-__all__ = ["catalog", "check", "hint", "solution", "reveal", "case", "get", "by_notebook", "Feedback", "Hint", "Reveal"]
+__all__ = ["catalog", "check", "hint", "solution", "reveal", "case", "get", "by_notebook", "Feedback", "Hint", "Reveal", "Compute", "Exercise", "Implement", "Mistake", "Predict"]
 
 EXERCISES: dict[str, Exercise] = {}
 for _module in (nb00, nb01, nb02, nb03, nb04, nb05, nb06, nb07):
