@@ -100,7 +100,7 @@ def test_divergence_stops_before_a_nonfinite_update(cfg, tmp_path):
 
     out = tmp_path / "r"
     c = cfg.replace(steps=6, out=str(out), lr=1e30, mu=2, checkpoint_every=1, lr_warmup=0)
-    with pytest.raises(TrainingDiverged, match=r"diverged at step \d+.*lr"):
+    with pytest.warns(UserWarning, match="lr"), pytest.raises(TrainingDiverged, match=r"diverged at step \d+.*lr"):
         Trainer(c).run()
     for ck in (out / "checkpoints").glob("step_*"):
         from safetensors.torch import load_file

@@ -34,6 +34,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--model", default=None,
                     help="local causal-LM directory with its tokenizer (default: a ~1M-parameter Llama "
                          "created from a config and warm-started by SFT); trust_remote_code stays off")
+    ap.add_argument("--hub", action="store_true",
+                    help="allow --model to be a Hugging Face Hub id (org/name) and download it; without this flag "
+                         "nothing touches the network and a missing local path is an error")
     ap.add_argument("--device", default="auto", choices=DEVICES,
                     help="auto = CUDA if available (bf16 autocast) else CPU (fp32)")
     ap.add_argument("--resume", action="store_true",
@@ -61,7 +64,7 @@ def main(argv=None) -> int:
 
     ap = build_parser()
     args = ap.parse_args(sys.argv[1:] if argv is None else argv)
-    overrides = {"steps": args.steps, "out": args.out, "model": args.model, "device": args.device,
+    overrides = {"steps": args.steps, "out": args.out, "model": args.model, "hub": args.hub, "device": args.device,
                  "resume": args.resume, "seed": args.seed, "checkpoint_every": args.checkpoint_every,
                  "progress": not args.no_progress}
     for flag, field in (("threads", "threads"), ("G", "G"), ("prompts", "prompts_per_step"), ("max_new", "max_new"), ("beta", "beta"),
@@ -78,7 +81,13 @@ def main(argv=None) -> int:
         trainer = Trainer(cfg)
     except (ValueError, TypeError) as e:
         ap.error(str(e))
-    df = trainer.run()
+    from grpo_lab.lm.trainer import TrainingDiverged
+
+    try:
+        df = trainer.run()
+    except (TrainingDiverged, ValueError, OSError) as e:   # one clear line, not a traceback
+        print(f"{ap.prog}: error: {e}", file=sys.stderr)
+        return 1
     before, after = df.attrs["eval_before"]["greedy"], df.attrs["eval_after"]["greedy"]
     print(json.dumps({"steps": int(trainer.step_count), "out": args.out,
                       "heldout_acc_before": round(before["acc"], 4), "heldout_acc_after": round(after["acc"], 4),

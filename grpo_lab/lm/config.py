@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 
 from grpo_lab import _checks
 from grpo_lab.advantages import SCALES, STDS
@@ -52,6 +52,9 @@ class GRPOConfig:
                                     # (more threads thrash when the cores are busy); None = torch's default
     bf16: bool = True               # bf16 autocast on CUDA (ignored on CPU, which runs fp32)
     progress: bool = True           # tqdm.auto progress bar
+    checkpoint_seconds: float = field(default=120.0, metadata={
+        "help": "also checkpoint once this many seconds have passed since the last checkpoint, so a killed "
+                "run loses at most that much work (0 = only checkpoint_every and the end)"})
 
     # -- model ---------------------------------------------------------------------------
     model: str | None = None        # local causal-LM directory (+ tokenizer); None = tiny random model
@@ -61,6 +64,9 @@ class GRPOConfig:
     layers: int = 4                 # tiny model depth
     heads: int = 4                  # tiny model attention heads
     kv_heads: int | None = None     # tiny model key/value heads (None = heads; fewer = grouped-query attention)
+    hub: bool = field(default=False, metadata={
+        "help": "allow `model` to be a Hugging Face Hub id (org/name) and download it; off by default, "
+                "so nothing touches the network and a mistyped local path is an error"})
 
     # -- task -----------------------------------------------------------------------------
     levels: tuple = (1, 2)          # addition difficulty levels (1: 0–9, 2: 10–99, 3: 100–999)
@@ -138,6 +144,7 @@ class GRPOConfig:
         c.integer("steps", self.steps, low=0)
         c.integer("seed", self.seed, low=0)
         c.integer("checkpoint_every", self.checkpoint_every, low=0)
+        c.in_range("checkpoint_seconds", self.checkpoint_seconds, 0.0)
         c.choice("device", self.device, DEVICES)
         if self.threads is not None:
             c.integer("threads", self.threads, low=1)
@@ -200,7 +207,8 @@ class GRPOConfig:
         return json.dumps(self.to_dict(), indent=1, sort_keys=True)
 
     # Fields that may differ between an interrupted run and its resumption.
-    RUNTIME_FIELDS = ("steps", "resume", "progress", "out", "device", "threads", "checkpoint_every")
+    RUNTIME_FIELDS = ("steps", "resume", "progress", "out", "device", "threads", "checkpoint_every",
+                      "checkpoint_seconds", "hub")
 
     def to_trl(self, num_processes: int = 1) -> dict:
         """Keyword arguments for ``trl.GRPOConfig`` describing the same recipe (not a TRL object).
