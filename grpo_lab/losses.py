@@ -154,11 +154,11 @@ def resolve_mode(mode: str) -> str:
     return _checks.choice("mode", mode, MODES + tuple(MODE_ALIASES))
 
 
-def resolve_kind(kind: str) -> str:
-    """A KL estimator name, verl aliases (kl/mse/low_var_kl) resolved."""
+def resolve_kind(kind: str, name: str = "kind") -> str:
+    """A KL estimator name, verl aliases (kl/mse/low_var_kl) resolved; errors name the argument ``name``."""
     if isinstance(kind, str) and kind in KL_ALIASES:
         return KL_ALIASES[kind]
-    return _checks.choice("kind", kind, KL_KINDS + tuple(KL_ALIASES))
+    return _checks.choice(name, kind, KL_KINDS + tuple(KL_ALIASES))
 
 
 # ---------------------------------------------------------------------------------
@@ -521,7 +521,7 @@ def grpo_loss(logp, old_logp, adv, mask, *, ref_logp=None, beta=0.0, kl_kind="k3
     logp_t, m = args[0], args[3]
     beta = _checks.in_range("beta", beta, 0.0)
     mode = resolve_mode(mode)
-    kl_kind = resolve_kind(kl_kind)
+    kl_kind = resolve_kind(kl_kind, "kl_kind")
     C = _check_max_len(max_len, mode, m)
     if ref_logp is None and beta > 0:
         raise ValueError("ref_logp is required when beta > 0 (the KL term needs π_ref)")
