@@ -303,10 +303,12 @@ def _kl(logp: Tensor, ref_logp: Tensor, kind: str, m: Tensor | None) -> Tensor:
         kl = 0.5 * log_r**2
     else:
         d = -log_r                                                       # log u = ref_logp − logp
-        # u − log u − 1, eq. (5), continued linearly (its tangent) past d = K3_LOG_RATIO_BOUND,
-        # where e^d would overflow fp32 (d ≈ 88); inside the bound the extra term is exactly 0
-        dc = d.clamp(max=K3_LOG_RATIO_BOUND)
-        kl = torch.expm1(dc) - dc + torch.expm1(dc) * (d - dc)
+        # u − log u − 1, eq. (5), continued along its tangent line past d = K3_LOG_RATIO_BOUND,
+        # where e^d would soon overflow fp32 (d ≈ 88). The exp branch only ever sees d ≤ the bound
+        # (no inf·0 = NaN in its gradient); below the bound value and gradient are the plain formula's.
+        D = K3_LOG_RATIO_BOUND
+        dc = d.clamp(max=D)
+        kl = torch.where(d > D, (math.expm1(D) - D) + math.expm1(D) * (d - D), torch.expm1(dc) - dc)
     return kl if m is None else kl * m
 
 
