@@ -1,4 +1,4 @@
-"""Input validation and the names of the options of :mod:`grpo_lab.losses` (re-exported there).
+"""Input validation and the option names of :mod:`grpo_lab.losses` (importable from there).
 
 Every helper raises a ``ValueError`` or ``TypeError`` whose message names the argument.
 """

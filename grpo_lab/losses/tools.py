@@ -1,4 +1,4 @@
-"""Tools built on :func:`grpo_lab.losses.grpo_loss` (all re-exported by :mod:`grpo_lab.losses`).
+"""Tools built on :func:`~grpo_lab.losses.grpo_loss` (all importable from :mod:`grpo_lab.losses`).
 
 :func:`kl_shaped_rewards` (KL-in-reward, seed 000 §3 form 2), :func:`token_weights` and
 :func:`token_grad_weights` (each token's aggregation weight and gradient weight, by autograd),
@@ -10,8 +10,8 @@ from __future__ import annotations
 import torch
 
 from grpo_lab import _checks
-from grpo_lab._loss_checks import _as_tensor, _check_2d, _check_dual_clip, _check_eps, _check_mask, _float_tensor
-from grpo_lab.losses import _lengths, aggregate, grpo_loss, kl_penalty, policy_loss_per_token
+from grpo_lab.losses.checks import _as_tensor, _check_2d, _check_dual_clip, _check_eps, _check_mask, _float_tensor
+from grpo_lab.losses.core import _lengths, aggregate, grpo_loss, kl_penalty, policy_loss_per_token
 
 Tensor = torch.Tensor
 
