@@ -332,7 +332,7 @@ def main(argv=None):
     rows = []
     for case_id, kind, token, fn in CASES:
         outcome, detail = classify(kind, token, fn)
-        rows.append({"call": case_id, "outcome": outcome, "detail": detail})
+        rows.append({"call": case_id, "outcome": outcome, "detail": " ".join(detail.split())})
     counts = Counter(r["outcome"] for r in rows)
     print(f"bad-input sweep: {len(rows)} calls")
     for k in ("clear_error", "warned", "correct", "unclear_error", "raw_traceback", "silent"):
