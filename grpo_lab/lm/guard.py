@@ -11,6 +11,8 @@ import math
 
 import torch
 
+from grpo_lab.lm.flags import flag_name
+
 
 class TrainingDiverged(RuntimeError):
     """Training produced a non-finite loss, gradient or weight at ``step``."""
@@ -60,7 +62,7 @@ def sanity_warnings(cfg) -> list[str]:
         v = getattr(cfg, name, None)
         if v is None or lo <= v <= hi:
             continue
-        flag = "--" + name.replace("_", "-")
+        flag = flag_name(name)
         out.append(f"{name} ({flag}) = {v:g} is far outside the usual range [{lo:g}, {hi:g}] ({why}); "
                    f"expect the run to collapse or diverge")
     return out
