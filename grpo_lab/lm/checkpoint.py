@@ -217,7 +217,7 @@ def _read_json(path: Path, what: str) -> dict:
         raise CheckpointError(f"{path.name} of {what} is unreadable ({str(path)!r}: {e})") from None
 
 
-def read_model(path: Path, what: str, hub: bool = False):
+def read_model(path: Path, what: str):
     """(model, tokenizer) saved by :func:`save_model` in ``path``; errors name the broken file."""
     for name in ("config.json", "model.safetensors"):
         if not (path / name).is_file():
