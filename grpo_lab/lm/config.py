@@ -76,6 +76,9 @@ class GRPOConfig:
     cpu_bf16: bool | None = _f(None, "bf16 autocast on the CPU as well: none = on for a pretrained model when the "
                                      "CPU has bf16 units (AVX512-BF16/AMX; 4.4x faster matmuls measured on the "
                                      "course machine), off for the tiny model (which stays fp32, bit-identical)")
+    checkpoint_seconds: float = _f(120.0, "also checkpoint once this many seconds have passed since the last "
+                                          "checkpoint, so a killed run loses at most that much work (0 = only "
+                                          "checkpoint_every and the end)")
 
     # -- model ---------------------------------------------------------------------------
     model: str | None = _f(None, "local causal-LM directory with its tokenizer; trust_remote_code stays off "
@@ -89,6 +92,8 @@ class GRPOConfig:
     kv_heads: int | None = _f(None, "tiny model key/value heads (none = heads; fewer = grouped-query attention)")
     gradient_checkpointing: bool = _f(False, "recompute activations in backward instead of storing them (less "
                                              "memory, more time; for a real model with a large P·G·T)")
+    hub: bool = _f(False, "allow --model to be a Hugging Face Hub id (org/name) and download it; off by default, "
+                          "so nothing touches the network and a mistyped local path is an error")
 
     # -- task -----------------------------------------------------------------------------
     levels: tuple = _f((1, 2), "addition difficulty levels, comma-separated (1: 0-9, 2: 10-99, 3: 100-999)",
@@ -165,7 +170,8 @@ class GRPOConfig:
     # preset name -> the fields it sets: derived from the registry (grpo_lab.methods)
     PRESETS = methods.preset_overrides()
     # Fields that may differ between an interrupted run and its resumption.
-    RUNTIME_FIELDS = ("steps", "resume", "progress", "out", "device", "threads", "checkpoint_every")
+    RUNTIME_FIELDS = ("steps", "resume", "progress", "out", "device", "threads", "checkpoint_every",
+                      "checkpoint_seconds", "hub")
     # Old names still accepted by from_dict (config.json of earlier runs).
     RENAMED = {"family": "arch"}
 
@@ -191,6 +197,7 @@ class GRPOConfig:
         c.integer("steps", self.steps, low=0)
         c.integer("seed", self.seed, low=0)
         c.integer("checkpoint_every", self.checkpoint_every, low=0)
+        c.in_range("checkpoint_seconds", self.checkpoint_seconds, 0.0)
         c.choice("device", self.device, DEVICES)
         if self.threads is not None:
             c.integer("threads", self.threads, low=1)

@@ -131,12 +131,13 @@ def convert_gguf(gguf: Path, dest: Path) -> Path:
     return dest
 
 
-def resolve(model, *, cache_dir=None) -> Path:
+def resolve(model, *, cache_dir=None, hub: bool = False) -> Path | str:
     """A local transformers folder for ``model`` (``GRPOConfig.model``).
 
     ``model`` is a short name from :data:`REGISTRY` (converted into the cache on first use)
-    or a path to an existing local folder with ``config.json``. Anything else raises a
-    ``ValueError`` naming the argument.
+    or a path to an existing local folder with ``config.json``; with ``hub=True`` (the
+    explicit opt-in of :func:`grpo_lab.lm.model.load_model`) any other string is returned
+    unchanged as a Hub id. Anything else raises a ``ValueError`` naming the argument.
     """
     if not isinstance(model, (str, Path)) or not str(model):
         raise TypeError(f"model must be a short name ({', '.join(REGISTRY)}) or a local folder, got {model!r}")
@@ -148,6 +149,8 @@ def resolve(model, *, cache_dir=None) -> Path:
     p = Path(model).expanduser()
     if p.is_dir():
         return p
+    if hub:
+        return str(model)
     raise ValueError(f"model path {str(model)!r} does not exist: model must be a short name "
                      f"({', '.join(REGISTRY)}) or a local transformers folder with config.json")
 
@@ -177,14 +180,16 @@ def chat_end_id(tok) -> int | None:
     return None if tok.eos_token_id is None else int(tok.eos_token_id)
 
 
-def load(model, *, cache_dir=None, dtype=None):
-    """(model, tokenizer) for a short name or local folder; the tokenizer's EOS is the chat end token."""
+def load(model, *, cache_dir=None, dtype=None, hub: bool = False):
+    """(model, tokenizer) for a short name or local folder (or a Hub id with ``hub=True``);
+    the tokenizer's EOS is the chat end token."""
     import torch
 
     from grpo_lab.lm.model import load_model
 
-    path = resolve(model, cache_dir=cache_dir)
-    policy, tok = load_model(path, dtype=dtype or torch.float32)
+    path = resolve(model, cache_dir=cache_dir, hub=hub)
+    kw = {"hub": True} if isinstance(path, str) else {}
+    policy, tok = load_model(path, dtype=dtype or torch.float32, **kw)
     end = chat_end_id(tok)
     if end is not None and end != tok.eos_token_id:
         tok.eos_token = tok.convert_ids_to_tokens(end)
