@@ -41,10 +41,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from grpo_lab import _checks
-from grpo_lab.lm.tasks import extract_answer
+from grpo_lab.lm.tasks import CHAT_LEVELS, REWARD_MODES, extract_answer
 
-CHAT_LEVELS = {1: "one-digit sum", 2: "two-digit sum", 3: "one-step word problem", 4: "two-step word problem"}
-REWARD_MODES = ("correct", "correct_format")
 _NAMES = ("Tom", "Anna", "Li Wei", "Sara", "Omar", "Mei", "Jonas", "Priya")
 _ITEMS = ("apples", "pencils", "stickers", "marbles", "books", "cookies")
 TAG_INSTRUCTION = " Put the final answer inside <answer></answer>."

@@ -275,7 +275,7 @@ def config_differences(saved, cfg) -> list[str]:
         if f in type(cfg).RUNTIME_FIELDS:
             continue
         new = getattr(cfg, f)
-        if f == "levels":
+        if f in ("levels", "chat_levels"):
             old, new = tuple(old), tuple(new)
         if old != new:
             out.append(f"{f} is {new!r} here but the run used {old!r}")

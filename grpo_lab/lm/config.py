@@ -40,8 +40,7 @@ from dataclasses import asdict, dataclass, field, fields
 from grpo_lab import _checks, methods
 from grpo_lab.advantages import SCALES, STDS
 from grpo_lab.losses import KL_KINDS, LEVELS, MODES
-from grpo_lab.lm.chat_tasks import CHAT_LEVELS, REWARD_MODES
-from grpo_lab.lm.tasks import LEVEL_RANGES
+from grpo_lab.lm.tasks import CHAT_LEVELS, LEVEL_RANGES, REWARD_MODES
 
 DEVICES = ("auto", "cpu", "cuda")
 TASKS = ("auto", "addition", "chat")

@@ -25,6 +25,10 @@ import numpy as np
 from grpo_lab import _checks
 
 LEVEL_RANGES = {1: (0, 9), 2: (10, 99), 3: (100, 999)}
+# The chat tasks' levels and reward modes (grpo_lab.lm.chat_tasks; here so that lm.config can
+# validate them without importing the chat module)
+CHAT_LEVELS = {1: "one-digit sum", 2: "two-digit sum", 3: "one-step word problem", 4: "two-step word problem"}
+REWARD_MODES = ("correct", "correct_format")
 
 
 @dataclass(frozen=True)
