@@ -48,7 +48,7 @@ def main(argv=None) -> dict:
         levels=tuple(int(x) for x in args.levels.split(",")), device=args.device, seed=args.seed,
         warmstart_steps=args.warmstart_steps if args.model is None else 0, progress=False,
         hidden=args.hidden, intermediate=args.intermediate, layers=args.layers, heads=args.heads,
-        family=args.family, steps=args.warmup + args.steps, dedup=not args.no_dedup,
+        arch=args.family, steps=args.warmup + args.steps, dedup=not args.no_dedup,
         chat_levels=tuple(int(x) for x in args.chat_levels.split(",")), temperature=args.temperature,
         cpu_bf16=cpu_bf16(args.cpu_bf16))
     tr = Trainer(cfg)

@@ -134,7 +134,7 @@ def main(argv=None) -> dict:
         beta=args.beta, threads=args.threads, mu=args.mu, levels=tuple(int(x) for x in args.levels.split(",")),
         device=args.device, seed=args.seed, warmstart_steps=args.warmstart_steps if args.model is None else 0,
         progress=False, hidden=args.hidden, intermediate=args.intermediate, layers=args.layers, heads=args.heads,
-        family=args.family, steps=n_steps, chat_levels=tuple(int(x) for x in args.chat_levels.split(",")),
+        arch=args.family, steps=n_steps, chat_levels=tuple(int(x) for x in args.chat_levels.split(",")),
         temperature=args.temperature, cpu_bf16=cpu_bf16(args.cpu_bf16))
     tmp = tempfile.TemporaryDirectory(prefix="bench_trl-")
     if args.model:                              # a short name or a local folder, loaded as our loop does
