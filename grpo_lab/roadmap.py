@@ -23,15 +23,20 @@ class Method:
 
 FAMILY = (
     Method("REINFORCE", "1992", "Williams", "return R(τ) is the only signal: all-fail groups give no gradient, "
-           "all-success groups push every action up (L9 p.26)", None, short="Â = R: failures teach nothing"),
+           "all-success groups push every action up, bad habits included (L9 p.26)", None,
+           short="Â = R: failures teach nothing"),
+    Method("ReST", "2023", "Gulcehre et al.", "sample, filter by reward, fine-tune on what passed: the reward is "
+           "still the only signal, so it shares REINFORCE's two dead zones (seed 004 §一)", "REINFORCE",
+           short="sample → filter → fine-tune"),
     Method("baseline", "—", "L9 p.27-29", "Â = R − b(h): same expected gradient, lower variance; "
-           "the ladder none → constant → running mean → value model (L9 p.28)", "REINFORCE", short="Â = R − b(h): unbiased, lower variance"),
+           "the ladder none → constant → running mean → value model (L9 p.28)", "REINFORCE", short="Â = R − b(h): same mean, lower variance"),
     Method("PPO", "2017", "Schulman et al.", "clipped importance ratio; a learned value model gives "
            "per-token advantages by GAE", "baseline", short="clipped ratio + value model (GAE)"),
     Method("RLOO", "2019/2024", "Kool et al.; Ahmadian et al.", "baseline = mean reward of the other G − 1 "
            "samples of the same prompt (unbiased)", "baseline", short="b = mean of the other G − 1"),
-    Method("GRPO", "2024", "Shao et al., DeepSeekMath", "no value model: baseline = group mean, scale = group "
-           "std (eq. 1); PPO's clipped term per token (eq. 3) with a k3 KL (eq. 5)", "PPO", short="b = group mean, ÷ group std"),
+    Method("GRPO", "2024", "Shao et al., DeepSeekMath", "no value model: baseline = group mean (unbiased up to "
+           "(G − 1)/G; RLOO removes it), scale = group std (eq. 1); PPO's clipped term per token (eq. 3) with "
+           "a k3 KL (eq. 5)", "PPO", short="b = group mean (bias (G−1)/G), ÷ group std"),
     Method("Dr. GRPO", "2025", "Liu et al.", "drop the ÷σ_R (difficulty bias) and replace 1/|y_i| by a "
            "constant 1/C (length bias)", "GRPO", short="no ÷σ_R, 1/C not 1/|y_i|"),
     Method("DAPO", "2025", "Yu et al., ByteDance Seed", "clip-higher (ε_high > ε_low), dynamic sampling, "
@@ -52,7 +57,8 @@ GLOSSARY = (
     ("degenerate group", "退化组", "a group whose rewards are all equal: Â = 0, no gradient", "03, 06"),
     ("difficulty bias", "难度偏差", "÷std inflates the updates of nearly-all-right/all-wrong prompts", "03"),
     ("importance ratio", "重要性比率", "ρ_{i,t} = π_θ(o_{i,t}|·)/π_old(o_{i,t}|·), the only per-token factor (eq. 4)", "04"),
-    ("clipping", "裁剪", "min(ρÂ, clip(ρ, 1−ε, 1+ε)Â): no gradient once ρ leaves the trust region (eq. 3)", "04"),
+    ("clipping", "裁剪", "min(ρÂ, clip(ρ, 1−ε, 1+ε)Â): one-sided — the gradient stops only once ρ has left "
+     "[1−ε, 1+ε] in the direction Â pushes it (ρ > 1+ε with Â > 0, ρ < 1−ε with Â < 0) (eq. 3)", "04"),
     ("KL penalty (k3)", "KL 惩罚", "u − log u − 1 with u = π_ref/π_θ: unbiased, never negative (eq. 5)", "04"),
     ("sequence mean", "序列平均", "average tokens within each answer, then answers (eq. 6): answers weigh equally", "05"),
     ("batch (token) mean", "批次平均", "divide by the batch's token count (eq. 7): tokens weigh equally", "05"),

@@ -14,7 +14,7 @@ import numpy as np
 from grpo_lab import advantages as adv_mod
 from grpo_lab import bias
 from grpo_lab.viz import register
-from grpo_lab.viz.panel import Panel, dropdown, slider
+from grpo_lab.viz.panel import Panel, dropdown, push_color, slider
 
 G_MAX = 8                    # the group editor has this many reward controls
 STD_COLOR, NONE_COLOR = "tab:blue", "tab:orange"
@@ -163,7 +163,7 @@ class GroupEditorPanel(_ReadoutPanel):
                 bar.set_width(w)
             self.r_bars[i].set_height(r)
             self.a_bars[i].set_height(a)
-            self.a_bars[i].set_color("tab:green" if a > 0 else "tab:red" if a < 0 else "0.6")
+            self.a_bars[i].set_color(push_color(a))
             self.a_labels[i].set_position((x[i], a + (0.08 if a >= 0 else -0.08)))
             self.a_labels[i].set_va("bottom" if a >= 0 else "top")
             self.a_labels[i].set_text(f"{a:+.2f}" if a != 0 else "0")

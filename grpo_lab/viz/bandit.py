@@ -7,7 +7,7 @@ import numpy as np
 
 from grpo_lab import bandit
 from grpo_lab.viz import register
-from grpo_lab.viz.panel import Panel, slider
+from grpo_lab.viz.panel import Panel, push_color, slider
 
 LADDER_COLORS = {"none": "tab:gray", "constant": "tab:blue", "running": "tab:cyan",
                  "value": "tab:purple", "group": "tab:orange", "loo": "tab:red",
@@ -53,7 +53,7 @@ class GradientPanel(Panel):
     def build(self, fig):
         self.ax_bar, self.ax_var = fig.subplots(1, 2)
         ax = self.ax_bar
-        self.bars = ax.bar([0, 1], [0, 0], color=["tab:green", "tab:red"], width=0.6)
+        self.bars = ax.bar([0, 1], [0, 0], color=["tab:blue", "tab:blue"], width=0.6)
         self.dynamic(*self.bars)
         self.mean_line = self.dynamic(ax.axhline(0, color="k", lw=2, label="mean = p(1−p)"))
         self.band = self.dynamic(ax.axhspan(0, 0, color="k", alpha=0.12, label="mean ± std"))
@@ -77,6 +77,7 @@ class GradientPanel(Panel):
     def draw(self, r: GradientView):
         for bar, text, g, pr in zip(self.bars, self.bar_text, r.g, r.prob):
             bar.set_height(g)
+            bar.set_color(push_color(g))          # blue: this sample pushes θ (and p) up
             bar.set_alpha(0.25 + 0.75 * pr)
             text.set_position((text.get_position()[0], g if g >= 0 else g - 0.12))
             text.set_text(f"{g:+.3f}\n(prob {pr:.2f})")

@@ -17,9 +17,9 @@ from matplotlib.ticker import MaxNLocator
 
 from grpo_lab import guess_number as gn
 from grpo_lab.viz import register
-from grpo_lab.viz.panel import Panel, dropdown, slider
+from grpo_lab.viz.panel import NO_PUSH, PUSH_DOWN, PUSH_UP, Panel, dropdown, slider
 
-POS, NEG, ZERO = "tab:green", "tab:red", "0.55"
+POS, NEG, ZERO = PUSH_UP, PUSH_DOWN, NO_PUSH      # A > 0: the guess is pushed up
 SEED_HINT_TEXT = "8 higher, 12 lower"
 N_MAX = 100
 BASELINE_COLORS = {"none": "tab:gray", "constant": "tab:blue", "value": "tab:green"}
@@ -312,7 +312,7 @@ class TreePanel(HintEditorMixin, Panel):
             node.set_x(x)
             leaf.set_x(x)
             node.set_text(f"{b.guess}: Q {b.q:.2f}")
-            node.get_bbox_patch().set_facecolor({POS: "#d8f0d8", NEG: "#f8d8d8", ZERO: "#eeeeee"}[sign_color(b.a)])
+            node.get_bbox_patch().set_facecolor({POS: "#d8e6f8", NEG: "#f8d8d8", ZERO: "#eeeeee"}[sign_color(b.a)])
             leaf.set_text(f"↓{fmt_set(b.lower)}" + (f": {b.v_lower:.2f}" if b.lower else "") +
                           f"\n↑{fmt_set(b.higher)}" + (f": {b.v_higher:.2f}" if b.higher else ""))
             segs += [[(0.5, 0.87), (x, 0.68)], [(x, 0.52), (x, 0.38)]]

@@ -13,7 +13,7 @@ import numpy as np
 
 from grpo_lab import inner_steps, kl_toy, losses
 from grpo_lab.viz import register
-from grpo_lab.viz.panel import Panel, dropdown, slider
+from grpo_lab.viz.panel import PUSH_DOWN, PUSH_UP, Panel, dropdown, push_color, slider
 
 KL_COLORS = {"k1": "tab:blue", "k2": "tab:orange", "k3": "tab:green"}
 RHO_MAX = 5.0
@@ -74,7 +74,7 @@ class ClipPanel(Panel):
         for (sign, kind), ax in self.ax.items():
             ref = rho * sign if kind == "obj" else rho * sign
             ax.plot(rho, ref, ls=":", color="0.55", lw=1, label="unclipped ρ·Â" if kind == "obj" else "ρ·Â")
-            color = "tab:green" if sign > 0 else "tab:red"
+            color = PUSH_UP if sign > 0 else PUSH_DOWN
             self.lines[sign, kind] = self.dynamic(ax.plot([], [], color=color, lw=2.2)[0])
             self.spans[sign, kind] = [self.dynamic(ax.axvspan(0, 0, color="0.5", alpha=0.25, lw=0))
                                       for _ in range(2)]
@@ -166,7 +166,7 @@ class TokenWeightsPanel(Panel):
         self.clip_marks_w.set_data(tt, ii)
         for bar, a in zip(self.bars, r["adv"]):
             bar.set_width(a)
-            bar.set_color("tab:green" if a > 0 else "tab:red")
+            bar.set_color(push_color(a))
         self.info.set_text(f"clipped: {100 * r['clip_frac']:.0f}%")
 
 

@@ -22,6 +22,15 @@ from typing import Any
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 
+# One colour convention for every panel and figure: blue = the probability is pushed up,
+# red = pushed down (grey: no push). TODO(methods): use grpo_lab.methods.PUSH_UP / PUSH_DOWN.
+PUSH_UP, PUSH_DOWN, NO_PUSH = "tab:blue", "tab:red", "0.6"
+
+
+def push_color(value: float, tol: float = 1e-12) -> str:
+    """PUSH_UP for a positive push (or advantage), PUSH_DOWN for a negative one, else NO_PUSH."""
+    return PUSH_UP if value > tol else PUSH_DOWN if value < -tol else NO_PUSH
+
 
 class Panel:
     """Base class: subclasses implement ``make_controls``, ``build``, ``compute``, ``draw``.
