@@ -12,7 +12,7 @@ POSITIONS = {"REINFORCE": (0.5, 0.92), "ReST": (0.15, 0.74), "baseline": (0.5, 0
 COLORS = {"2025": "#fde2c8", "off": "#e8e8e8", "default": "#d7e8f7"}
 
 
-def family_tree(figsize=(11, 6.5)):
+def family_tree(figsize=(9.6, 6.2)):
     """Boxes with each method's name, year and one-line change; arrows parent → child."""
     with plt.ioff():
         fig, ax = plt.subplots(figsize=figsize)

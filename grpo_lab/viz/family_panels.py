@@ -20,6 +20,7 @@ import numpy as np
 
 from grpo_lab import family
 from grpo_lab.viz import register
+from grpo_lab.viz.guide import see
 from grpo_lab.viz.panel import Panel, dropdown, slider
 
 VARIANT_COLORS = {"GRPO": "tab:blue", "Dr. GRPO": "tab:green", "DAPO": "tab:orange",
@@ -74,7 +75,15 @@ class FrozenBatchPanel(Panel):
     """
 
     title = "One frozen batch, every variant: advantages, push per answer, push per token"
-    figsize = (13.0, 7.4)
+    what_to_see = see(
+        "Pick the 'long wrong answers' batch, then 'stale (off-policy)'.",
+        "先选 'long wrong answers' 批次，再选 'stale (off-policy)'。",
+        "Top: lengths, Â_i and each answer's total push for the five variants; bottom: the push on every token (blue up, red down).",
+        '上：五种变体的长度、Â_i 和每条回答的总推力；下：每个 token 的推力（蓝色上推，红色下压）。',
+        'On policy every row is one flat colour (the broadcast scalar); in the stale batch the token-level variants punch holes at clipped tokens while GSPO blanks whole answers.',
+        '同策略时每行是同一种颜色（广播的标量）；在过时批次中，token 级变体在被裁剪的 token 处打出空洞，GSPO 则整条回答变空。',
+    )
+    figsize = (9.6, 7.2)
     bench_moves = [{"batch": b} for b in family.BATCHES]
 
     def make_controls(self):
@@ -201,7 +210,15 @@ class CreditPanel(Panel):
     """λ and γ sliders: GAE A_t per token (bars) vs GRPO's Â_i on every token (line)."""
 
     title = "Credit assignment on one answer: PPO's GAE (per token) vs GRPO's broadcast Â_i (seed 000 §2.3)"
-    figsize = (12.0, 4.2)
+    what_to_see = see(
+        'Drag λ from 1 to 0.',
+        '把 λ 从 1 拖到 0。',
+        "GAE's per-token advantages move from 'return minus V' (λ = 1) to the one-step TD errors (λ = 0).",
+        'GAE 的逐 token 优势从「回报减 V」（λ = 1）变为单步 TD 误差（λ = 0）。',
+        "At λ = 0 the decisive token ' ÷' gets most of the credit; GRPO's broadcast gives every token the same +1.73.",
+        "λ = 0 时关键 token ' ÷' 拿到大部分功劳；GRPO 的广播给每个 token 同样的 +1.73。",
+    )
+    figsize = (9.6, 4.6)
     bench_moves = [{"lam": lam, "gamma": g} for lam, g in [(0.95, 1.0), (0.0, 1.0), (1.0, 1.0), (0.5, 0.9)]]
 
     def make_controls(self):
@@ -276,6 +293,18 @@ RUN_PANELS = (("reward_mean", "reward (mean over the step's answers)"),
               ("kl", "KL(π_θ‖π_ref) (k3)"))
 
 
+RUNS_WHAT_TO_SEE = see(
+    "Nothing to move: read the six panels from top left, one colour per preset.",
+    "不用动任何控件：从左上角开始读六个面板，每种颜色一个预设。",
+    "Reward, lengths, the degenerate-group share, groups sampled per step, clipped fraction and KL over 150 steps "
+    "(mean over seeds, band ± one standard error).",
+    "150 步内的奖励、长度、退化组占比、每步采样的组数、裁剪比例和 KL（各 seed 平均，阴影为 ±1 个标准误）。",
+    "DAPO samples far more groups per step to stay informative, and GSPO clips an order of magnitude more tokens; "
+    "the reward curves differ less between presets than between seeds.",
+    "DAPO 每步要采样多得多的组才能保持有信息，GSPO 裁剪的 token 多一个数量级；各预设之间奖励曲线的差别小于 seed 之间的差别。",
+)
+
+
 def runs_figure(df=None, *, smooth: int = 10):
     """Curves of the per-preset runs (default: the cached ``grpo_lab/data/family_runs.csv``).
 
@@ -288,7 +317,7 @@ def runs_figure(df=None, *, smooth: int = 10):
     df = df.assign(degenerate=1.0 - df["frac_informative"],
                    clip_frac=df["clip_frac_low"] + df["clip_frac_high"])
     with plt.ioff():
-        fig, axes = plt.subplots(2, 3, figsize=(13, 6.4), layout="constrained")
+        fig, axes = plt.subplots(2, 3, figsize=(9.6, 5.8), layout="constrained")
     for ax, (col, label) in zip(axes.flat, RUN_PANELS):
         if col not in df.columns or df[col].isna().all():
             ax.set_visible(False)

@@ -17,6 +17,7 @@ from matplotlib.ticker import MaxNLocator
 
 from grpo_lab import guess_number as gn
 from grpo_lab.viz import register
+from grpo_lab.viz.guide import see
 from grpo_lab.viz.panel import NO_PUSH, PUSH_DOWN, PUSH_UP, Panel, dropdown, slider
 
 POS, NEG, ZERO = PUSH_UP, PUSH_DOWN, NO_PUSH      # A > 0: the guess is pushed up
@@ -146,6 +147,14 @@ class ValuesPanel(HintEditorMixin, Panel):
     """Bars of Q(h, a) with V(h) and π(a|h) (top) and of A(h, a) coloured by sign (bottom)."""
 
     title = "Q, V and the advantage A = Q − V of every guess in the current state"
+    what_to_see = see(
+        "Add a hint to the history, e.g. '8 higher, 12 lower, 10 higher', then switch the policy to bisection.",
+        "往提示历史里加一条，例如 '8 higher, 12 lower, 10 higher'，再把策略切到 bisection。",
+        'Only guesses that are still consistent get bars; V (black line) is the π-weighted mean of the Q bars; A = Q − V below.',
+        '只有仍然相容的猜测才有柱；V（黑线）是 Q 柱按 π 加权的均值；下方是 A = Q − V。',
+        "In the seed's state guess 10 and guess 11 both pay 0 when wrong, yet A(10) > 0 > A(11). Under bisection every non-middle guess has A < 0.",
+        '在种子文档的状态下，猜 10 和猜 11 猜错时奖励都是 0，但 A(10) > 0 > A(11)。在 bisection 策略下，除中间外的每个猜测都有 A < 0。',
+    )
     figsize = (9.5, 5.2)
     bench_moves = [{"hints": h, "policy": p} for h, p in
                    [("8 higher, 12 lower", "uniform"), ("8 higher", "bisection"), ("5 higher, 15 lower", "softmax"),
@@ -255,7 +264,15 @@ class TreePanel(HintEditorMixin, Panel):
     """Root state -> each guess (Q, A; edge width ∝ π) -> the state each wrong answer leaves."""
 
     title = "What each guess leads to: one step of the game tree"
-    figsize = (10.0, 4.2)
+    what_to_see = see(
+        "Move 'tries in all' from 4 to 5 (one more try left).",
+        "把 'tries in all' 从 4 调到 5（多剩一次机会）。",
+        'The value V of every next state changes, and with it Q of every guess. N only matters when the hints leave the top of 1..N open.',
+        '每个后继状态的价值 V 都变了，每个猜测的 Q 随之改变。只有当提示没有封住 1..N 的上端时，N 才起作用。',
+        'The failed step pays 0 in every branch: the advantage prices the state a wrong guess leaves behind.',
+        '每条分支上猜错的这一步奖励都是 0：优势衡量的是猜错后留下的状态。',
+    )
+    figsize = (9.6, 4.2)
     bench_moves = ValuesPanel.bench_moves
 
     def make_controls(self):
@@ -332,7 +349,15 @@ class MonteCarloPanel(HintEditorMixin, Panel):
     """Exact A (bars) vs Â from n rollouts per guess (dots ± 2 SE); max error vs n (right)."""
 
     title = "Monte-Carlo Â = Q̂ − V̂ from n rollouts per guess converges to the exact A"
-    figsize = (10.0, 4.0)
+    what_to_see = see(
+        "Drag 'rollouts per guess n' from 20 to 2000.",
+        "把 'rollouts per guess n' 从 20 拖到 2000。",
+        'The sampled Â bars settle on the exact A markers; the error curve on the right falls like 1/√n. N only matters when the hints leave the top of 1..N open.',
+        '采样得到的 Â 柱逐渐落到精确的 A 标记上；右侧误差曲线按 1/√n 下降。只有当提示没有封住 1..N 的上端时，N 才起作用。',
+        'With few rollouts the sign of Â can be wrong; more rollouts never change the exact values, only how close the estimate gets.',
+        'rollout 很少时 Â 的符号可能是错的；增加 rollout 不会改变精确值，只会让估计更接近它。',
+    )
+    figsize = (9.6, 4.0)
     bench_moves = [{"n": n, "seed": s} for n, s in [(50, 0), (200, 1), (1000, 2), (2000, 3), (100, 4), (500, 5)]]
 
     def make_controls(self):
@@ -426,7 +451,15 @@ class VariancePanel(Panel):
     """Six policy-gradient estimators on the same episodes: mean ± 2 SE vs exact, and variance."""
 
     title = "Policy-gradient estimators: every baseline and return is unbiased; variances differ"
-    figsize = (10.0, 4.0)
+    what_to_see = see(
+        'Set the cost per guess to 0, then raise it to 0.2.',
+        '先把每次猜测的代价设为 0，再调到 0.2。',
+        'At cost 0 the total-return and reward-to-go bars are identical (all reward arrives at the end); with a cost they separate. The means stay on the exact line.',
+        '代价为 0 时，总回报与后续回报的柱完全相同（奖励全部在末尾到达）；有代价时两者分开。均值始终在精确值的线上。',
+        'Every estimator is unbiased; only the variance bars move, and reward-to-go with the exact V is the lowest.',
+        '每个估计量都是无偏的；变化的只有方差柱，后续回报加精确 V 的方差最低。',
+    )
+    figsize = (9.6, 4.0)
     bench_moves = [{"cost": c, "theta": t} for c, t in [(0.1, 0.5), (0.0, 0.5), (0.2, 0.0), (0.1, 1.0), (0.05, -0.5), (0.3, 0.5)]]
 
     def make_controls(self):
@@ -503,7 +536,15 @@ class TrainPanel(Panel):
     """Mean and spread of J(θ_t) over seeds for each baseline; A map of the learned policy."""
 
     title = "REINFORCE on θ: uniform (θ = 0) toward bisection; the baseline cuts the spread"
-    figsize = (11.0, 4.0)
+    what_to_see = see(
+        'Change the seed, then raise the cost per guess above 0 and switch the returns.',
+        '先换 seed，再把每次猜测的代价调到 0 以上，然后切换 returns。',
+        'Left: mean success J of each baseline with its spread across seeds; right: the advantage map of the learned policy. Returns only matter with a cost: at cost 0 every reward arrives at the end and total = to-go.',
+        '左：各基线的平均成功率 J 及其跨 seed 的离散；右：学到的策略的优势图。只有有代价时 returns 才起作用：代价为 0 时奖励都在末尾，总回报 = 后续回报。',
+        'Without a baseline some runs stall below θ = 0 (a near-deterministic policy has almost no score); with the exact V almost none do.',
+        '没有基线时，一些运行会停在 θ < 0（近乎确定的策略几乎没有 score）；用精确 V 作基线时几乎不会。',
+    )
+    figsize = (9.6, 4.4)
     bench_moves = [{"lr": lr, "batch": b} for lr, b in [(1.0, 4), (0.5, 4), (1.5, 2), (1.0, 8), (0.8, 3), (1.2, 4)]]
 
     def make_controls(self):

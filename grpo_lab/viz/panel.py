@@ -26,6 +26,14 @@ import matplotlib.pyplot as plt
 # red = pushed down (grey: no push). TODO(methods): use grpo_lab.methods.PUSH_UP / PUSH_DOWN.
 PUSH_UP, PUSH_DOWN, NO_PUSH = "tab:blue", "tab:red", "0.6"
 
+# JupyterLab's notebook column: wider figures scroll sideways (tests/test_viz_layout.py checks).
+MAX_FIG_WIDTH_PX = 968
+
+
+def fig_width_px(fig) -> float:
+    """Width of ``fig`` in CSS pixels as the notebook shows it (inches × the figure's dpi)."""
+    return float(fig.get_size_inches()[0] * fig.dpi)
+
 
 def push_color(value: float, tol: float = 1e-12) -> str:
     """PUSH_UP for a positive push (or advantage), PUSH_DOWN for a negative one, else NO_PUSH."""
@@ -41,6 +49,7 @@ class Panel:
     title: str = ""
     figsize: tuple[float, float] = (9.0, 3.6)
     bench_moves: list[dict[str, Any]] = []
+    what_to_see = None      # a grpo_lab.viz.guide.WhatToSee, shown under the figure
 
     def __init__(self, **initial: Any):
         self.controls: dict[str, widgets.ValueWidget] = self.make_controls()
@@ -181,10 +190,36 @@ class Panel:
         return widgets.VBox([widgets.HBox(list(self.controls.values()),
                                           layout=widgets.Layout(flex_flow="row wrap")), view])
 
+    def view(self) -> widgets.Widget:
+        """What a notebook cell shows: :attr:`widget` with the "What you should see" box under it."""
+        if self.what_to_see is None:
+            return self.widget
+        return widgets.VBox([self.widget, self.what_to_see.widget()])
+
     def _ipython_display_(self):
         from IPython.display import display
 
-        display(self.widget)
+        display(self.view())
+
+
+class ReadoutPanel(Panel):
+    """A Panel with an HTML readout line between the controls and the figure.
+
+    Numbers that change on every move go there rather than into figure text: Agg renders
+    text at ≈ 0.08 ms per character, so a four-line caption alone would cost ≈ 10 ms.
+    """
+
+    def __init__(self, **initial):
+        self.readout = widgets.HTML()
+        super().__init__(**initial)
+
+    def _rows(self) -> list:
+        return [widgets.HBox(list(self.controls.values()), layout=widgets.Layout(flex_flow="row wrap"))]
+
+    @property
+    def widget(self):
+        view = super().widget.children[1]
+        return widgets.VBox(self._rows() + [self.readout, view])
 
 
 def slider(description: str, value, lo, hi, step, *, fmt: str | None = None, integer: bool = False):
