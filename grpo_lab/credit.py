@@ -144,3 +144,51 @@ def sweep_table(results: dict[tuple[int, float], CreditResult]):
              "steps to p_key ≥ 0.5": r.steps_to(0.5), "informative groups": r.informative.mean()}
             for (G, tau), r in results.items()]
     return pd.DataFrame(rows).set_index(["G", "temperature"])
+
+
+# ---------------------------------------------------------------------------------
+# REINFORCE's second dead zone (seed 004 §一): an all-success batch pushes every sampled action up
+# ---------------------------------------------------------------------------------
+@dataclass
+class AllSuccessResult:
+    entropy: np.ndarray        # (steps + 1, S) entropy of π in nats, per seed
+    p_max: np.ndarray          # (steps + 1, S) probability of the most likely action
+    argmax: np.ndarray         # (S,) which action each seed ended up preferring
+
+
+def all_success(K: int = 4, *, baseline: str = "none", batch: int = 8, steps: int = 200, lr: float = 0.5,
+                seeds: int = 32, seed: int = 0) -> AllSuccessResult:
+    """REINFORCE on one softmax over K equally good actions where *every* sample succeeds (R = 1).
+
+    ``baseline="none"`` uses Â = R = 1: each sampled action's log-probability is pushed up,
+    so the policy sharpens onto whatever it happened to sample — a habit locked in by chance,
+    not by merit. ``baseline="group"`` uses Â = R − mean(R) = 0 (a degenerate group): no update.
+    SGD on :func:`torch.log_softmax` by autograd; all seeds at once (independent parameters).
+    """
+    K, batch = _checks.integer("K", K, low=2), _checks.integer("batch", batch, low=1)
+    steps, S = _checks.integer("steps", steps, low=1), _checks.integer("seeds", seeds, low=1)
+    lr = _checks.in_range("lr", lr, 0.0, low_open=True)
+    baseline = _checks.choice("baseline", baseline, ("none", "group"))
+    gen = torch.Generator().manual_seed(_checks.integer("seed", seed, low=0))
+    theta = torch.zeros(S, K, dtype=torch.float64, requires_grad=True)     # uniform start
+    ent, pmax = [], []
+
+    def record():
+        p = torch.softmax(theta.detach(), -1)
+        ent.append((-(p * p.log()).sum(-1)).numpy())
+        pmax.append(p.max(-1).values.numpy())
+
+    record()
+    with single_thread():
+        for _ in range(steps):
+            with torch.no_grad():
+                a = torch.multinomial(torch.softmax(theta, -1), batch, replacement=True, generator=gen)  # (S, batch)
+            r = torch.ones(S, batch, dtype=torch.float64)                       # every sample succeeds
+            adv = r if baseline == "none" else r - r.mean(1, keepdim=True)      # Â = R or R − group mean
+            logp = torch.log_softmax(theta, -1).gather(1, a)                    # (S, batch)
+            loss = -(adv * logp).mean(1).sum()                                  # REINFORCE, per seed
+            grad, = torch.autograd.grad(loss, theta)
+            with torch.no_grad():
+                theta -= lr * grad
+            record()
+    return AllSuccessResult(np.array(ent), np.array(pmax), torch.softmax(theta.detach(), -1).argmax(-1).numpy())

@@ -65,3 +65,18 @@ def test_table_and_figure():
     assert list(table.index) == [(2, 1.0), (4, 1.0)]
     fig = credit_figure(res)
     assert len(fig.axes[0].lines) == 4 and fig_width_px(fig) <= MAX_FIG_WIDTH_PX
+
+
+def test_all_success_without_baseline_locks_in_a_random_habit():
+    r = credit.all_success(K=4, steps=150, seeds=32)
+    assert np.allclose(r.entropy[0], np.log(4))
+    assert r.entropy[-1].mean() < np.log(4) - 0.2           # the policy sharpens ...
+    assert len(set(r.argmax.tolist())) >= 3                  # ... onto whichever action it happened to sample
+
+
+def test_all_success_with_the_group_baseline_does_nothing():
+    r = credit.all_success(K=4, baseline="group", steps=20, seeds=4)
+    assert np.allclose(r.entropy, np.log(4), rtol=0, atol=1e-15)        # Â = 0: not one update
+    assert np.all(r.p_max == 0.25)
+    with pytest.raises(ValueError, match="baseline"):
+        credit.all_success(baseline="mean")
