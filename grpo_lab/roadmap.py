@@ -91,6 +91,39 @@ NOTEBOOKS = (
 )
 
 
+# The headline results as seed 004 quotes them (method, model, benchmark, result).
+HEADLINES = (
+    ("GRPO", "DeepSeekMath 7B", "MATH", "51.7 %"),
+    ("Dr. GRPO", "7B", "AIME 2024", "43.3 %"),
+    ("DAPO", "Qwen2.5-32B", "AIME 2024", "50 points"),
+    ("GSPO", "Qwen3", "—", "used to train Qwen3"),
+    ("LongCat (DORA)", "—", "—", "asynchronous rollout/training: 3× faster"),
+)
+
+# The papers behind the tree (seed 000's references plus the methods seed 004 names).
+REFERENCES = (
+    ("Williams 1992", "Simple statistical gradient-following algorithms for connectionist reinforcement learning. Machine Learning 8."),
+    ("Schulman et al. 2017", "Proximal Policy Optimization Algorithms. arXiv:1707.06347."),
+    ("Kool et al. 2019", "Buy 4 REINFORCE Samples, Get a Baseline for Free! ICLR 2019 workshop."),
+    ("Rafailov et al. 2023", "Direct Preference Optimization. arXiv:2305.18290."),
+    ("Gulcehre et al. 2023", "Reinforced Self-Training (ReST) for Language Modeling. arXiv:2308.08998."),
+    ("Shao et al. 2024", "DeepSeekMath: Pushing the Limits of Mathematical Reasoning in Open Language Models. arXiv:2402.03300."),
+    ("Ahmadian et al. 2024", "Back to Basics: Revisiting REINFORCE-Style Optimization for Learning from Human Feedback. arXiv:2402.14740."),
+    ("DeepSeek-AI 2025", "DeepSeek-R1: Incentivizing Reasoning Capability in LLMs via Reinforcement Learning. arXiv:2501.12948."),
+    ("Liu et al. 2025", "Understanding R1-Zero-Like Training: A Critical Perspective (Dr. GRPO). arXiv:2503.20783."),
+    ("Yu et al. 2025", "DAPO: An Open-Source LLM Reinforcement Learning System at Scale. arXiv:2503.14476."),
+    ("Zheng et al. 2025", "Group Sequence Policy Optimization (GSPO). arXiv:2507.18071."),
+)
+
+
+def headline_table() -> pd.DataFrame:
+    return pd.DataFrame(HEADLINES, columns=["method", "model", "benchmark", "result (as seed 004 quotes it)"]).set_index("method")
+
+
+def reference_table() -> pd.DataFrame:
+    return pd.DataFrame(REFERENCES, columns=["reference", "title"]).set_index("reference")
+
+
 def family_table() -> pd.DataFrame:
     return pd.DataFrame([(m.name, m.year, m.source, m.parent or "—", m.changes) for m in FAMILY],
                         columns=["method", "year", "source", "grows from", "what it changes"]).set_index("method")
