@@ -22,9 +22,11 @@ from typing import Any
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 
-# One colour convention for every panel and figure: blue = the probability is pushed up,
-# red = pushed down (grey: no push). TODO(methods): use grpo_lab.methods.PUSH_UP / PUSH_DOWN.
-PUSH_UP, PUSH_DOWN, NO_PUSH = "tab:blue", "tab:red", "0.6"
+from grpo_lab.methods import PUSH_DOWN, PUSH_UP
+
+# One colour convention for every panel and figure (from the registry): blue = the probability
+# is pushed up, red = pushed down, grey = no push.
+NO_PUSH = "0.6"
 
 # JupyterLab's notebook column: wider figures scroll sideways (tests/test_viz_layout.py checks).
 MAX_FIG_WIDTH_PX = 968

@@ -1,4 +1,4 @@
-"""Figure for notebook 04: token credit emerging across batches (:mod:`grpo_lab.credit`)."""
+"""Figure for notebook 04: token credit emerging across batches (:mod:`grpo_lab.credit_emergence`)."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
