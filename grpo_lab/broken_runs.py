@@ -24,7 +24,8 @@ DATA = Path(__file__).resolve().parent / "data"
 RUNS_FILE = "broken_runs.csv"
 # the columns the guide plots; the CSV keeps only these (plus run, step)
 COLUMNS = ("reward_mean", "acc", "frac_all_correct", "frac_all_wrong", "frac_informative", "entropy", "kl",
-           "grad_norm", "adv_abs_mean", "clip_frac_low", "clip_frac_high", "len_mean")
+           "grad_norm", "adv_abs_mean", "group_reward_std", "clip_frac_low", "clip_frac_high", "len_mean",
+           "len_correct", "len_incorrect")
 BASE = dict(steps=100, prompts_per_step=32, levels=(1, 2), max_new=8, seed=0, threads=1, progress=False)
 
 

@@ -208,3 +208,47 @@ def step_anatomy_figure():
 
 
 FIGURES = {"06_grpo_llm_step": step_anatomy_figure}
+
+
+class SampleLog:
+    """A trainer callback: every ``every`` steps, a few of that step's replies with r_i, Â_i and the push per token.
+
+    Reads ``trainer.last_samples`` (one row per sampled response: group, prompt, response, reward,
+    adv, length, truncated). The push on each token of response i is −∂loss/∂log π(o_{i,t}) on
+    policy (ρ = 1), i.e. Â_i times the aggregation weight of :func:`grpo_lab.losses.token_weights`
+    (eq. 6: Â_i/(B·|y_i|), the same on every token of the reply). Chain it with the live monitor:
+    ``Trainer(cfg, callback=SampleLog(then=monitor))``. ``frames`` keeps every printed table.
+    """
+
+    def __init__(self, every: int = 50, n: int = 4, *, then=None, show: bool = True):
+        self.every, self.n, self.then, self.show = int(every), int(n), then, show
+        self.frames: dict[int, pd.DataFrame] = {}
+
+    def __call__(self, trainer, row: dict) -> None:
+        if self.then is not None:
+            self.then(trainer, row)
+        samples = getattr(trainer, "last_samples", None)
+        if samples is None or row["step"] % self.every:
+            return
+        frame = self.table(samples, trainer.cfg.agg, max_len=trainer.cfg.max_new)
+        self.frames[int(row["step"])] = frame
+        if self.show:
+            print(f"step {row['step']}: {len(samples)} replies, showing {len(frame)} (the first informative groups)")
+            print(frame.to_string(index=False))
+
+    def table(self, samples: pd.DataFrame, mode: str, *, max_len: int | None = None) -> pd.DataFrame:
+        """The first groups with a non-zero Â (up to ``n`` replies), with the per-token push."""
+        import torch
+
+        from grpo_lab.losses import token_weights
+
+        s = samples[samples["adv"].notna()].reset_index(drop=True)                 # the replies in the loss
+        lengths = s["length"].to_numpy()
+        mask = torch.as_tensor(np.arange(max(int(lengths.max()), 1))[None, :] < lengths[:, None], dtype=torch.float64)
+        w = token_weights(mask, mode, max_len=max_len).numpy()                       # (B, T)
+        push = s["adv"].to_numpy() * w.sum(1) / np.maximum(lengths, 1)              # per token, mean over the reply
+        out = s.assign(push_per_token=push)
+        live = out.groupby("group")["adv"].transform(lambda a: (a != 0).any())
+        out = out[live].head(self.n) if live.any() else out.head(self.n)
+        return out[["group", "prompt", "response", "reward", "adv", "length", "push_per_token"]].round(4)
+
