@@ -99,3 +99,11 @@ def test_broken_runs_figure_fits(runs):
 
     fig = broken_runs_figure(runs)
     assert fig_width_px(fig) <= MAX_FIG_WIDTH_PX and len(fig.axes[0].lines) == len(broken_runs.RUNS)
+
+
+def test_docs_carry_the_same_guide():
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "lm.md").read_text()
+    for g in metric_guide.GUIDE:
+        assert f"| `{g.metric}` | {g.healthy.en} | {g.red_flag.en} |" in doc, g.metric
