@@ -75,3 +75,31 @@ def test_html_is_escaped(english):
 
     g = WhatToSee(Text("a < b", "甲 < 乙"), Text("x", "x"), Text("y", "y"))
     assert "a &lt; b" in g.html() and "<li><b>Move first:</b>" in g.html()
+
+
+def test_controls_that_cannot_matter_are_disabled():
+    values = PANELS["guess.values"](hints="8 higher, 12 lower", policy="uniform")
+    assert values.controls["theta"].disabled and values.controls["N"].disabled     # uniform policy; 12 bounds it
+    values.set(policy="softmax", hints="8 higher")
+    assert not values.controls["theta"].disabled and not values.controls["N"].disabled
+    train = PANELS["guess.train"](steps=10)
+    assert train.controls["returns"].disabled                                      # cost 0: total = to-go
+    train.set(cost=0.1)
+    assert not train.controls["returns"].disabled
+    tokens = PANELS["loss.token_weights"](step=1)
+    assert tokens.controls["eps"].disabled
+    tokens.set(step=3)
+    assert not tokens.controls["eps"].disabled
+
+
+def test_disabled_controls_really_change_nothing():
+    import numpy as np
+
+    tokens = PANELS["loss.token_weights"](step=1, eps=0.2)
+    before = tokens.result["push"].copy()
+    tokens.set(eps=0.1)
+    assert np.array_equal(before, tokens.result["push"])                           # why ε is disabled at k = 1
+    train = PANELS["guess.train"](steps=10)
+    a = train.result["runs"]["none"].J.copy()
+    train.set(returns="total")
+    assert np.array_equal(a, train.result["runs"]["none"].J)                      # why returns is disabled at cost 0

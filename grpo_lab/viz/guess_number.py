@@ -89,8 +89,25 @@ def resolve_state(N, tries, hints, policy, theta) -> StateView:
     return StateView(None, state, pol)
 
 
+def _n_matters(values) -> bool:
+    """N changes the state only while no hint bounds the secret from above (no 'lower' hint)."""
+    try:
+        return not any(word == "lower" for _, word in gn.parse_hints(values["hints"]))
+    except ValueError:
+        return True
+
+
+HINT_RELEVANCE = {"theta": lambda v: v["policy"] == "softmax", "N": _n_matters}
+
+
 class HintEditorMixin:
-    """Adds an editor row (guess, answer, add / undo / clear) that rewrites the hints text."""
+    """Adds an editor row (guess, answer, add / undo / clear) that rewrites the hints text.
+
+    θ is disabled unless the policy is softmax, and N while a 'lower' hint bounds the secret
+    from above (both then change nothing).
+    """
+
+    relevance = HINT_RELEVANCE
 
     def add_hint(self, guess: int, answer: str) -> None:
         answer = gn.parse_hints([(int(guess), answer)])[0][1]
@@ -553,11 +570,15 @@ class TrainPanel(Panel):
                 "lr": slider("learning rate", 1.0, 0.1, 2.0, 0.1, fmt=".1f"),
                 "batch": slider("episodes per step", 4, 1, 16, 1, integer=True),
                 "steps": slider("steps", 40, 10, 100, 10, integer=True),
+                "cost": slider("cost per guess", 0.0, 0.0, 0.2, 0.05, fmt=".2f"),
                 "returns": dropdown("returns", gn.RETURNS, "to-go"),
                 "seed": slider("seed", 0, 0, 20, 1, integer=True)}
 
-    def compute(self, N, tries, lr, batch, steps, returns, seed):
-        cfg = gn.TrainConfig(N=N, tries=tries, lr=lr, batch=batch, steps=steps, seeds=16, seed=seed)
+    # at cost 0 every reward arrives at the end, so the total return equals the reward-to-go
+    relevance = {"returns": lambda v: v["cost"] > 0}
+
+    def compute(self, N, tries, lr, batch, steps, cost, returns, seed):
+        cfg = gn.TrainConfig(N=N, tries=tries, lr=lr, batch=batch, steps=steps, seeds=16, seed=seed, cost=cost)
         runs = gn.train_estimators(cfg, [(returns, b) for b in gn.BASELINES])
         best = gn.success_probability(N, tries, "bisection")
         theta_learned = float(runs[(returns, "value")].theta[:, -1].mean())

@@ -131,6 +131,7 @@ class TokenWeightsPanel(Panel):
     )
     figsize = (9.6, 4.3)
     bench_moves = [{"step": k, "eps": e} for k, e in [(1, 0.2), (3, 0.2), (5, 0.1), (8, 0.3)]]
+    relevance = {"eps": lambda v: v["step"] > 1}     # at inner step 1 every ρ is 1: ε cannot clip anything
 
     def make_controls(self):
         return {"step": slider("inner step k", 1, 1, 10, 1, integer=True),

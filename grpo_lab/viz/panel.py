@@ -52,6 +52,9 @@ class Panel:
     figsize: tuple[float, float] = (9.0, 3.6)
     bench_moves: list[dict[str, Any]] = []
     what_to_see = None      # a grpo_lab.viz.guide.WhatToSee, shown under the figure
+    # control name -> predicate on the control values: while it is False the control cannot change
+    # anything, so it is disabled (greyed out) rather than left to move nothing on a key press
+    relevance: dict[str, Any] = {}
 
     def __init__(self, **initial: Any):
         self.controls: dict[str, widgets.ValueWidget] = self.make_controls()
@@ -111,7 +114,12 @@ class Panel:
     def _limits(self):
         return [(ax.get_xlim(), ax.get_ylim()) for ax in self.fig.axes]
 
+    def _update_relevance(self, values: dict[str, Any]) -> None:
+        for name, matters in self.relevance.items():
+            self.controls[name].disabled = not matters(values)
+
     def refresh(self) -> None:
+        self._update_relevance(self.values())
         before = self._limits()
         self.result = self.compute(**self.values())
         self.draw(self.result)
