@@ -1,6 +1,7 @@
 """Panels and figures for notebook 01: baselines on the two-armed bandit (seed 004 §二)."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -155,6 +156,12 @@ class RunningMeanPanel(Panel):
 # ---------------------------------------------------------------------------------
 # Panel 3: training curves of p for every rung of the ladder
 # ---------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=256)
+def _ladder_curves(cfg: bandit.TrainConfig) -> dict:
+    """Mean and spread of p over seeds per rung; memoised on the frozen config (a revisited slider value is free)."""
+    return {rung: (p.mean(0), p.std(0)) for rung, p in bandit.train_ladder(cfg).items()}
+
+
 @register("bandit.ladder")
 class LadderPanel(Panel):
     """SGD on θ with each baseline: mean p over seeds (left) and its spread across seeds (right)."""
@@ -178,9 +185,7 @@ class LadderPanel(Panel):
                 "seed": slider("seed", 0, 0, 20, 1, integer=True)}
 
     def compute(self, lr, G, steps, seed):
-        cfg = bandit.TrainConfig(lr=lr, G=G, steps=steps, seeds=32, seed=seed)
-        runs = bandit.train_ladder(cfg)
-        return {rung: (p.mean(0), p.std(0)) for rung, p in runs.items()}
+        return _ladder_curves(bandit.TrainConfig(lr=lr, G=G, steps=steps, seeds=32, seed=seed))
 
     def build(self, fig):
         self.ax, self.ax_sd = fig.subplots(1, 2)

@@ -7,6 +7,8 @@ message in the figure instead of raising inside a widget callback.
 """
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -548,6 +550,12 @@ class VariancePanel(Panel):
 MAP_TRIES = 3   # the advantage map shows states with three tries left (with 2, Q is 3/m for any policy)
 
 
+@functools.lru_cache(maxsize=256)
+def _train_runs(cfg: gn.TrainConfig, returns: str) -> dict:
+    """:func:`gn.train_estimators` for every baseline, memoised on the frozen config (treat as read-only)."""
+    return gn.train_estimators(cfg, [(returns, b) for b in gn.BASELINES])
+
+
 @register("guess.train")
 class TrainPanel(Panel):
     """Mean and spread of J(θ_t) over seeds for each baseline; A map of the learned policy."""
@@ -579,7 +587,7 @@ class TrainPanel(Panel):
 
     def compute(self, N, tries, lr, batch, steps, cost, returns, seed):
         cfg = gn.TrainConfig(N=N, tries=tries, lr=lr, batch=batch, steps=steps, seeds=16, seed=seed, cost=cost)
-        runs = gn.train_estimators(cfg, [(returns, b) for b in gn.BASELINES])
+        runs = _train_runs(cfg, returns)
         best = gn.success_probability(N, tries, "bisection")
         theta_learned = float(runs[(returns, "value")].theta[:, -1].mean())
         amap = gn.advantage_map("softmax", N, MAP_TRIES, theta=theta_learned)
