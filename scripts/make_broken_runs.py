@@ -1,6 +1,6 @@
 """Precompute notebook 06's deliberately broken runs into grpo_lab/data/broken_runs.csv.
 
-Four short runs (``grpo_lab.broken_runs.RUNS``: healthy, no warm start, ÷σ on noisy rewards,
+Four short runs (``grpo_lab.lm.broken_runs.RUNS``: healthy, no warm start, ÷σ on noisy rewards,
 learning rate too high), 100 steps each at notebook 06's class size, one thread, seed 0:
 about 4 CPU-minutes in all. Run it in the background:
 
@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def main(argv=None):
-    from grpo_lab import broken_runs as br
+    from grpo_lab.lm import broken_runs as br
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", default=",".join(r.name for r in br.RUNS), help="comma-separated run names")

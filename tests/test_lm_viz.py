@@ -1,11 +1,9 @@
 """grpo_lab.viz.lm: the live training monitor updates in place; comparison and slide figures."""
-import matplotlib.colors as mcolors
 import numpy as np
 import pandas as pd
 import pytest
 
 from grpo_lab.viz.lm import TrainingMonitor, compare_runs, smooth, step_anatomy_figure
-from grpo_lab.viz.panel import PUSH_UP
 
 
 def _rows(n, levels=(1, 2)):
@@ -51,7 +49,6 @@ def test_step_anatomy_figure_shows_the_seed_advantages():
     widths = [bar.get_width() for bar in fig.axes[0].patches]
     assert widths == pytest.approx([1.7320, -0.5773, -0.5773, -0.5773], abs=1e-3)   # 1,0,0,0 -> +1.73, −0.58
     texts = [t.get_text() for t in fig.axes[1].texts]
-    assert "7\n+0.216" in texts          # eq. (6): push Â/(B·|y|) = 1.732/(4·2), shown as a push (blue = up)
+    assert "7\n-0.216" in texts          # eq. (6): −Â/(B·|y|) = −1.732/(4·2)
     texts7 = [t.get_text() for t in fig.axes[2].texts]
-    assert "7\n+0.192" in texts7         # eq. (7): push Â/Σ|y| = 1.732/9
-    assert fig.axes[0].patches[0].get_facecolor() == mcolors.to_rgba(PUSH_UP)   # the success is pushed up: blue
+    assert "7\n-0.192" in texts7         # eq. (7): −Â/Σ|y| = −1.732/9

@@ -3,7 +3,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from grpo_lab import broken_runs, metric_guide
+from grpo_lab.lm import broken_runs, metric_guide
 from grpo_lab.i18n import set_language
 from grpo_lab.viz.lm import SampleLog
 

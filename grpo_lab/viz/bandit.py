@@ -6,14 +6,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from grpo_lab import bandit
+from grpo_lab import bandit, methods
 from grpo_lab.viz import register
 from grpo_lab.viz.guide import see
-from grpo_lab.viz.panel import Panel, ReadoutPanel, push_color, slider
+from grpo_lab.viz.panel import Panel, ReadoutPanel, slider
 
-LADDER_COLORS = {"none": "tab:gray", "constant": "tab:blue", "running": "tab:cyan",
-                 "value": "tab:purple", "group": "tab:orange", "loo": "tab:red",
-                 "optimal": "tab:green"}
+LADDER_COLORS = {**{k: methods.OTHER[k] for k in ("none", "constant", "running", "value", "optimal")},
+                 "group": methods.colour("grpo"), "loo": methods.colour("rloo")}
 
 
 # ---------------------------------------------------------------------------------
@@ -86,7 +85,7 @@ class GradientPanel(ReadoutPanel):
     def draw(self, r: GradientView):
         for bar, text, g, pr in zip(self.bars, self.bar_text, r.g, r.prob):
             bar.set_height(g)
-            bar.set_color(push_color(g))          # blue: this sample pushes θ (and p) up
+            bar.set_color(methods.push_colour(g))          # blue: this sample pushes θ (and p) up
             bar.set_alpha(0.25 + 0.75 * pr)
             text.set_position((text.get_position()[0], g if g >= 0 else g - 0.12))
             text.set_text(f"{g:+.3f}\n(prob {pr:.2f})")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-from grpo_lab import broken_runs
+from grpo_lab.lm import broken_runs
 from grpo_lab.viz.guide import see
 from grpo_lab.viz.lm import smooth
 

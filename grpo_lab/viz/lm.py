@@ -12,8 +12,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from grpo_lab import methods
 from grpo_lab.viz.guide import see
-from grpo_lab.viz.panel import push_color
 
 MONITOR_WHAT_TO_SEE = see(
     "Nothing to move: watch the four panels while the training cell runs.",
@@ -185,7 +185,7 @@ def step_anatomy_figure():
     fig, axes = plt.subplots(1, 3, figsize=(11, 3.0), layout="constrained",
                              gridspec_kw={"width_ratios": [1.1, 1, 1]})
     y = np.arange(4)
-    axes[0].barh(y, adv, color=[push_color(v) for v in adv])
+    axes[0].barh(y, adv, color=[methods.push_colour(v) for v in adv])
     for i, (r, v) in enumerate(zip(rewards, adv)):
         axes[0].text(v, i, f" r={r:.0f}, Â={v:+.2f}", va="center", ha="left" if v > 0 else "right", fontsize=8)
     axes[0].set_yticks(y, [f"3+4={t}" for t in texts])
@@ -195,15 +195,14 @@ def step_anatomy_figure():
     axes[0].set_title("step 3: Â_i, one number per response (eq. 1)", fontsize=9)
     lim = float(np.abs(np.concatenate([w6, w7])).max())
     for ax, w, name in ((axes[1], w6, "eq. (6) seq-mean"), (axes[2], w7, "eq. (7) token-mean")):
-        push = -w                                   # −∂loss/∂log π: > 0 raises the token (blue, as in every panel)
-        ax.imshow(np.where(mask.numpy() > 0, push, np.nan), cmap="RdBu", vmin=-lim, vmax=lim, aspect="auto")
+        ax.imshow(np.where(mask.numpy() > 0, w, np.nan), cmap=methods.WEIGHT_CMAP, vmin=-lim, vmax=lim, aspect="auto")
         for i, tk in enumerate(tokens):
             for t, ch in enumerate(tk):
-                ax.text(t, i, f"{ch}\n{push[i, t]:+.3f}", ha="center", va="center", fontsize=7,
+                ax.text(t, i, f"{ch}\n{w[i, t]:+.3f}", ha="center", va="center", fontsize=7,
                         color="white" if abs(w[i, t]) > 0.6 * lim else "black")
         ax.set_yticks(y, [""] * 4)
         ax.set_xticks(range(T), [f"t={t + 1}" for t in range(T)])
-        ax.set_title(f"{name}: push −∂loss/∂log π (blue: up)", fontsize=9)
+        ax.set_title(f"{name}: ∂loss/∂log π (< 0: pushed up)", fontsize=9)
     return fig
 
 

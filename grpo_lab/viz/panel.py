@@ -22,12 +22,6 @@ from typing import Any
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 
-from grpo_lab.methods import PUSH_DOWN, PUSH_UP
-
-# One colour convention for every panel and figure (from the registry): blue = the probability
-# is pushed up, red = pushed down, grey = no push.
-NO_PUSH = "0.6"
-
 # JupyterLab's notebook column: wider figures scroll sideways (tests/test_viz_layout.py checks).
 MAX_FIG_WIDTH_PX = 968
 
@@ -36,10 +30,6 @@ def fig_width_px(fig) -> float:
     """Width of ``fig`` in CSS pixels as the notebook shows it (inches × the figure's dpi)."""
     return float(fig.get_size_inches()[0] * fig.dpi)
 
-
-def push_color(value: float, tol: float = 1e-12) -> str:
-    """PUSH_UP for a positive push (or advantage), PUSH_DOWN for a negative one, else NO_PUSH."""
-    return PUSH_UP if value > tol else PUSH_DOWN if value < -tol else NO_PUSH
 
 
 class Panel:

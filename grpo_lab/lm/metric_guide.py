@@ -3,7 +3,7 @@
 For every metric the trainer logs that a student should watch: its meaning (the trainer's own
 bilingual definition, :data:`grpo_lab.lm.metrics.METRICS`, so there is one source), its
 healthy range *on this course's addition task at the class size*, and its red flags. The
-ranges were read off the cached runs of :mod:`grpo_lab.broken_runs` and notebook 06's
+ranges were read off the cached runs of :mod:`grpo_lab.lm.broken_runs` and notebook 06's
 runs; on another task they are a starting point, not a rule.
 
 :func:`red_flags` turns the red flags into checks on a metrics DataFrame (one row per step);

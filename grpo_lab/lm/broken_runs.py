@@ -20,7 +20,7 @@ import pandas as pd
 
 from grpo_lab.i18n import Text
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 RUNS_FILE = "broken_runs.csv"
 # the columns the guide plots; the CSV keeps only these (plus run, step)
 COLUMNS = ("reward_mean", "acc", "frac_all_correct", "frac_all_wrong", "frac_informative", "entropy", "kl",
