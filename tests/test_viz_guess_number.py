@@ -7,8 +7,12 @@ from hypothesis import strategies as st
 
 from grpo_lab import guess_number as gn
 from grpo_lab import methods
-from grpo_lab.viz.guess_number import (FIGURES, MonteCarloPanel, TrainPanel, TreePanel, ValuesPanel,
-                                       VariancePanel, bar_heights, fmt_set, tree_columns)
+from grpo_lab.viz.guess_number import FIGURES as STATE_FIGURES
+from grpo_lab.viz.guess_number import MonteCarloPanel, TreePanel, ValuesPanel, bar_heights, fmt_set, tree_columns
+from grpo_lab.viz.guess_training import FIGURES as TRAINING_FIGURES
+from grpo_lab.viz.guess_training import TrainPanel, VariancePanel
+
+FIGURES = {**STATE_FIGURES, **TRAINING_FIGURES}
 
 UP, DOWN = mcolors.to_rgba(methods.PUSH_UP), mcolors.to_rgba(methods.PUSH_DOWN)   # pushed up / down
 

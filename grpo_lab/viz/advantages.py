@@ -14,7 +14,6 @@ import numpy as np
 from grpo_lab import advantages as adv_mod
 from grpo_lab import bias, methods
 from grpo_lab.viz import register
-from grpo_lab.viz.guide import see
 from grpo_lab.viz.panel import Panel, ReadoutPanel, dropdown, slider
 
 
@@ -51,14 +50,6 @@ class GroupEditorPanel(ReadoutPanel):
     """G rewards (0/1 toggles or continuous sliders) -> Â_i bars, eq. (1); a banner for degenerate groups."""
 
     title = "Group advantage Â_i = (r_i − mean) / (std + ε)   (seed 000 eq. (1))"
-    what_to_see = see(
-        'Click the reward toggles: 1,0,0,0 → 1,1,0,0 → 1,1,1,0 → 1,1,1,1.',
-        '依次点奖励按钮：1,0,0,0 → 1,1,0,0 → 1,1,1,0 → 1,1,1,1。',
-        'The group mean (the baseline) and the ± std band move; the Â bars change size and sign — blue is pushed up, red pushed down.',
-        '组均值（基线）和 ± 标准差带随之移动；Â 柱的大小和符号改变——蓝色被往上推，红色被往下压。',
-        'At 1,1,1,1 every Â is exactly 0 and the banner says degenerate group (退化组): this prompt teaches nothing.',
-        '在 1,1,1,1 时每个 Â 都严格为 0，横幅提示退化组：这道题什么也教不了。',
-    )
     figsize = (9.5, 3.6)
     bench_moves = [{"r1": True}, {"r1": False}, {"G": 6}, {"r0": False}, {"std": "sample"},
                    {"scale": "none"}, {"r0": True, "G": 4, "std": "population", "scale": "group"},
@@ -212,14 +203,6 @@ class DifficultyPanel(ReadoutPanel):
     """Expected update weight per group vs pass rate p, with std (GRPO) and without (Dr. GRPO)."""
 
     title = "Difficulty bias: which pass rates get the update?"
-    what_to_see = see(
-        "Tick 'relative to p = 0.5', then drag the pass rate p from 0.5 toward 0.02.",
-        "勾选 'relative to p = 0.5'，再把通过率 p 从 0.5 拖向 0.02。",
-        'Left: the expected total update weight per response, with ÷σ (GRPO) and without (Dr. GRPO); right: the expected Â of a correct and of a wrong response.',
-        '左：每条回答的期望总更新权重，有 ÷σ（GRPO）与无 ÷σ（Dr. GRPO）；右：正确与错误回答的期望 Â。',
-        'Relative to a medium prompt, GRPO keeps more weight on nearly-all-wrong prompts: that shift is the difficulty bias (难度偏差).',
-        '相对中等难度的题，GRPO 给几乎全错的题保留了更多权重：这个偏移就是难度偏差。',
-    )
     figsize = (9.6, 3.8)
     bench_moves = [{"p": p, "G": G} for p, G in [(0.25, 4), (0.1, 4), (0.05, 8), (0.5, 8), (0.9, 16), (0.3, 2)]]
 
@@ -304,14 +287,6 @@ class NoisePanel(ReadoutPanel):
     """RMS advantage of a group whose rewards differ only by noise σ, vs σ, for the chosen ε."""
 
     title = "ε prevents 0/0, not noise amplification (seed 000 §1.3)"
-    what_to_see = see(
-        'Move ε over several decades.',
-        '把 ε 在几个数量级之间移动。',
-        'Only the noise level σ at which the RMS Â curve jumps to O(1) moves.',
-        '只有 RMS Â 曲线跳到 O(1) 的噪声水平 σ 会移动。',
-        'Once σ ≫ ε, pure noise gets advantages as large as a real 1-of-G success: ε prevents 0/0, not noise.',
-        '一旦 σ ≫ ε，纯噪声得到的优势就和一次真正的 1-of-G 成功一样大：ε 防的是 0/0，不是噪声。',
-    )
     figsize = (7.5, 3.6)
     bench_moves = [{"eps": e, "G": G} for e, G in [(1e-4, 8), (1e-6, 8), (1e-2, 4), (1e-3, 16), (1e-8, 2)]]
     SIGMA = np.logspace(-9, 0, 37)
@@ -362,14 +337,6 @@ class RemediesPanel(ReadoutPanel):
     """K prompts with a difficulty mix: degenerate fraction and update weight under each remedy."""
 
     title = "Degenerate groups in a batch, and the four remedies (seed 004 §3)"
-    what_to_see = see(
-        "Drag 'mean logit of p' from hard (−3) to medium (0).",
-        "把 'mean logit of p' 从难（−3）拖到中等（0）。",
-        "Each row's shares of all-wrong, informative and all-correct groups, and the update weight per response and per generated response.",
-        '每一行中全错、有信息、全对组的占比，以及每条回答、每条生成回答的更新权重。',
-        "Dynamic sampling is always 100 % informative but pays in extra responses; partial credit removes only all-wrong groups. The temperature and SFT rows are the toy's assumptions.",
-        '动态采样总是 100 % 有信息，但要多生成回答；部分给分只消除全错组。温度与 SFT 两行是玩具模型的假设。',
-    )
     figsize = (9.6, 4.4)
     bench_moves = [{"difficulty": d, "G": G} for d, G in [(-1.5, 8), (-3.0, 8), (0.0, 4), (2.0, 16), (-1.0, 2)]] + \
                   [{"temperature": 3.0}, {"sft_shift": 5.0}, {"partial": 0.6}, {"seed": 3}]

@@ -8,7 +8,6 @@ import numpy as np
 
 from grpo_lab import bandit, methods
 from grpo_lab.viz import register
-from grpo_lab.viz.guide import see
 from grpo_lab.viz.panel import Panel, ReadoutPanel, slider
 
 LADDER_COLORS = {**{k: methods.OTHER[k] for k in ("none", "constant", "running", "value", "optimal")},
@@ -35,14 +34,6 @@ class GradientPanel(ReadoutPanel):
     """θ and b sliders; bars of ĝ(A), ĝ(B) (width ∝ probability); Var(b) with b* marked."""
 
     title = "One-sample REINFORCE estimate: same mean, different spread"
-    what_to_see = see(
-        'Keep θ at −1.1 and drag b from 0 to 0.75.',
-        'θ 保持 −1.1，把 b 从 0 拖到 0.75。',
-        'The two bars (the only two possible estimates) move toward each other; the black mean line stays put; the grey ± one-std band shrinks. Blue bars push θ up, red ones down.',
-        '两根柱（仅有的两种估计值）相互靠拢；黑色均值线不动；灰色的 ±1 个标准差带收窄。蓝柱把 θ 往上推，红柱往下推。',
-        'At b = b* = 1 − p both bars have the same height: zero variance (special to this one-parameter toy). b* ≈ 0.75 is not E[R] ≈ 0.25.',
-        'b = b* = 1 − p 时两根柱一样高：方差为零（这是单参数玩具的特例）。b* ≈ 0.75 并不等于 E[R] ≈ 0.25。',
-    )
     bench_moves = [{"theta": t, "baseline": b} for t, b in [(-1.1, 0.0), (-1.1, 0.5), (0.3, 0.2), (1.2, 0.9)]]
 
     def make_controls(self):
@@ -112,14 +103,6 @@ class RunningMeanPanel(Panel):
     """Running means of three estimators over N samples (same samples for all)."""
 
     title = "Running mean of the estimate: every baseline converges to p(1 − p)"
-    what_to_see = see(
-        'Change the seed a few times, then raise the number of samples N.',
-        '先换几次 seed，再把样本数 N 调大。',
-        'Each curve wanders early and then settles; a new seed redraws the early wiggles.',
-        '每条曲线开始时来回摆动，随后稳定下来；换 seed 只改变前期的摆动。',
-        'All three curves end on the same dashed line p(1 − p): the baseline changes how fast they settle, not where.',
-        '三条曲线都收敛到同一条虚线 p(1 − p)：基线改变的是收敛快慢，不是收敛到哪里。',
-    )
     bench_moves = [{"n": n, "seed": s} for n, s in [(200, 0), (1000, 1), (2000, 2), (500, 3)]]
 
     def make_controls(self):
@@ -166,14 +149,6 @@ class LadderPanel(Panel):
     """SGD on θ with each baseline: mean p over seeds (left) and its spread across seeds (right)."""
 
     title = "Training p = σ(θ) with each rung of the baseline ladder (same samples for every rung)"
-    what_to_see = see(
-        'Start at G = 2, then move G up to 8.',
-        '从 G = 2 开始，再把 G 调到 8。',
-        'The group-mean curve catches up with leave-one-out as (G − 1)/G → 1; on the right, better baselines give a narrower spread across seeds.',
-        '随着 (G − 1)/G → 1，组均值曲线追上留一法（leave-one-out）曲线；右图中，基线越好，不同 seed 之间的离散越小。',
-        'The optimal baseline has no spread at all; the group mean at G = 2 learns at half speed.',
-        '最优基线完全没有离散；G = 2 时组均值基线只以一半速度学习。',
-    )
     figsize = (9.6, 4.0)
     bench_moves = [{"lr": lr, "G": G} for lr, G in [(0.5, 4), (1.0, 8), (0.3, 2), (0.8, 6)]]
 

@@ -74,14 +74,6 @@ class FrozenBatchPanel(Panel):
     """
 
     title = "One frozen batch, every variant: advantages, push per answer, push per token"
-    what_to_see = see(
-        "Pick the 'long wrong answers' batch, then 'stale (off-policy)'.",
-        "先选 'long wrong answers' 批次，再选 'stale (off-policy)'。",
-        "Top: lengths, Â_i and each answer's total push for the five variants; bottom: the push on every token (blue up, red down).",
-        '上：五种变体的长度、Â_i 和每条回答的总推力；下：每个 token 的推力（蓝色上推，红色下压）。',
-        'On policy every row is one flat colour (the broadcast scalar); in the stale batch the token-level variants punch holes at clipped tokens while GSPO blanks whole answers.',
-        '同策略时每行是同一种颜色（广播的标量）；在过时批次中，token 级变体在被裁剪的 token 处打出空洞，GSPO 则整条回答变空。',
-    )
     figsize = (9.6, 7.2)
     bench_moves = [{"batch": b} for b in family.BATCHES]
 
@@ -209,14 +201,6 @@ class CreditPanel(Panel):
     """λ and γ sliders: GAE A_t per token (bars) vs GRPO's Â_i on every token (line)."""
 
     title = "Credit assignment on one answer: PPO's GAE (per token) vs GRPO's broadcast Â_i (seed 000 §2.3)"
-    what_to_see = see(
-        'Drag λ from 1 to 0.',
-        '把 λ 从 1 拖到 0。',
-        "GAE's per-token advantages move from 'return minus V' (λ = 1) to the one-step TD errors (λ = 0).",
-        'GAE 的逐 token 优势从「回报减 V」（λ = 1）变为单步 TD 误差（λ = 0）。',
-        "At λ = 0 the decisive token ' ÷' gets most of the credit; GRPO's broadcast gives every token the same +1.73.",
-        "λ = 0 时关键 token ' ÷' 拿到大部分功劳；GRPO 的广播给每个 token 同样的 +1.73。",
-    )
     figsize = (9.6, 4.6)
     bench_moves = [{"lam": lam, "gamma": g} for lam, g in [(0.95, 1.0), (0.0, 1.0), (1.0, 1.0), (0.5, 0.9)]]
 

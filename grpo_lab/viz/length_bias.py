@@ -18,7 +18,6 @@ from matplotlib.transforms import blended_transform_factory
 
 from grpo_lab import length_bias as lb
 from grpo_lab.viz import register
-from grpo_lab.viz.guide import see
 from grpo_lab.viz.panel import Panel, dropdown, slider
 
 COLORS = {s: lb.colour(s) for s in lb.SCHEMES}      # the methods' colours (grpo_lab.methods)
@@ -43,14 +42,6 @@ class GroupWeightsPanel(Panel):
     """Sliders for |y_i| and r_i of four responses; bars of the push per token and per response."""
 
     title = "Per-token gradient weight: a long wrong answer is penalised less per token under eq. (6)"
-    what_to_see = see(
-        'Make the two wrong answers 4 and 24 tokens long (|y3|, |y4|).',
-        '把两条错误回答的长度设为 4 和 24（|y3|、|y4|）。',
-        'Left: the push per token; right: the total push per response, for each aggregation.',
-        '左：每个 token 的推力；右：每条回答的总推力，各聚合方式并列。',
-        'Under eq. (6) (GRPO, GSPO) each token of the long wrong answer is pushed down less; DAPO and Dr. GRPO push every wrong token equally.',
-        '在式 (6) 下（GRPO、GSPO），长错误回答的每个 token 被压得更轻；DAPO 和 Dr. GRPO 对每个错误 token 一视同仁。',
-    )
     figsize = (9.6, 4.2)
     bench_moves = [{"len4": 24}, {"len4": 30}, {"len3": 4}, {"r2": 0.0}, {"r2": 1.0},
                    {"off_policy": 0.2}, {"off_policy": 0.0}, {"len1": 20}, {"C": 64}, {"len3": 6}]
@@ -150,14 +141,6 @@ class DriftPanel(Panel):
     """
 
     title = "Length drift of a toy policy: correctness fixed, length learned"
-    what_to_see = see(
-        'Drag the training step from 0 to 150.',
-        '把训练步从 0 拖到 150。',
-        'The cursor moves along the E|y| curves; the right plot is the length distribution at that step.',
-        '光标沿 E|y| 曲线移动；右图是该步的长度分布。',
-        "Under eq. (6) wrong answers (solid) grow longer and right ones shorter; with 1/C nothing drifts. Switch the length policy to 'shared' and the trend disappears.",
-        "在式 (6) 下错误回答（实线）变长、正确回答变短；用 1/C 则没有漂移。把长度策略切到 'shared'，趋势就消失了。",
-    )
     POLICY_TITLES = {"by-correctness": "stop probability per branch: wrong answers can learn to ramble",
                      "shared": "one stop probability for right and wrong: no drift in expectation"}
     figsize = (9.6, 4.2)

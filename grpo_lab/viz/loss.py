@@ -13,7 +13,6 @@ import numpy as np
 
 from grpo_lab import inner_steps, kl_toy, losses, methods
 from grpo_lab.viz import register
-from grpo_lab.viz.guide import see
 from grpo_lab.viz.panel import Panel, dropdown, slider
 
 KL_COLORS = {"k1": "tab:blue", "k2": "tab:orange", "k3": "tab:green"}
@@ -48,14 +47,6 @@ class ClipPanel(Panel):
     """ℓ(ρ) = min(ρÂ, clip(ρ)Â) (eq. 3) and ∂ℓ/∂log π for Â = +1 and Â = −1; grey = zero gradient."""
 
     title = "The clipped term of eq. (3): objective (top) and gradient ∂ℓ/∂log π (bottom)"
-    what_to_see = see(
-        'Raise ε_high above ε_low (clip-higher), then set the dual clip c to 3.',
-        '把 ε_high 调到高于 ε_low（clip-higher），再把双裁剪 c 设为 3。',
-        'The grey regions, where the gradient is exactly 0, move along the ρ axis; the gradient curves (bottom) drop to 0 inside them.',
-        '灰色区域（梯度严格为 0 的地方）沿 ρ 轴移动；下方的梯度曲线在灰色区域里降为 0。',
-        "Clipping is one-sided: with Â > 0 the gradient survives at ρ < 1 − ε; it stops only where ρ has already moved far enough in Â's direction.",
-        '裁剪是单边的：Â > 0 时，ρ < 1 − ε 处梯度依然存在；只有 ρ 已经沿 Â 的方向走得足够远时梯度才停止。',
-    )
     figsize = (9.6, 5.6)
     bench_moves = [{"eps_low": a, "eps_high": b, "dual_clip": c}
                    for a, b, c in [(0.2, 0.2, 1.0), (0.2, 0.28, 3.0), (0.1, 0.4, 2.0), (0.3, 0.3, 4.0)]]
@@ -121,14 +112,6 @@ class TokenWeightsPanel(Panel):
     """One group at inner step k: push −∂loss/∂log π per token, the ratio ρ_{i,t}, and Â_i."""
 
     title = "Per-token push −∂loss/∂log π = Â_i · ρ_{i,t} · (1/(G·T)), zero where clipped"
-    what_to_see = see(
-        'Step the inner step k from 1 to 6.',
-        '把内层步 k 从 1 调到 6。',
-        'At k = 1 each row is one flat colour (Â_i copied onto every token); later the ratio paints texture within rows and crosses mark clipped tokens. ε only matters from k = 2 on: at k = 1 every ρ is 1.',
-        'k = 1 时每一行是同一种颜色（Â_i 复制到每个 token）；之后比率在行内画出纹理，叉号标出被裁剪的 token。ε 从 k = 2 起才起作用：k = 1 时所有 ρ 都是 1。',
-        'The sign of a whole row is set by Â_i: blue rows are pushed up, red rows down, token by token alike.',
-        '整行的符号由 Â_i 决定：蓝色行被往上推，红色行被往下压，每个 token 都一样。',
-    )
     figsize = (9.6, 4.3)
     bench_moves = [{"step": k, "eps": e} for k, e in [(1, 0.2), (3, 0.2), (5, 0.1), (8, 0.3)]]
     relevance = {"eps": lambda v: v["step"] > 1}     # at inner step 1 every ρ is 1: ε cannot clip anything
@@ -199,14 +182,6 @@ class InnerStepsPanel(Panel):
     """μ Adam steps on one batch: ratio range and clipped fraction (left), loss and ‖∇‖ (right)."""
 
     title = "μ inner steps on one batch: ρ ≡ 1 and no clipping at step 1; clipping starts later"
-    what_to_see = see(
-        'Start at μ = 1, then raise μ and the learning rate.',
-        '从 μ = 1 开始，再把 μ 和学习率调大。',
-        'The max and min ρ curves fan out from 1 and cross the dashed ε band; the clipped fraction rises.',
-        '最大和最小 ρ 曲线从 1 张开并越过虚线的 ε 带；被裁剪的比例上升。',
-        'At μ = 1 (one optimiser step per generation batch, as here) ρ ≡ 1 and nothing is clipped, whatever ε is.',
-        'μ = 1 时（这里一个生成批次只做一步优化）ρ ≡ 1，无论 ε 取多少都不会裁剪。',
-    )
     figsize = (9.6, 3.8)
     bench_moves = [{"mu": m, "lr": lr} for m, lr in [(1, 0.1), (4, 0.1), (8, 0.05), (16, 0.2)]]
 
@@ -279,14 +254,6 @@ class KLEstimatorPanel(Panel):
     """k1/k2/k3 per token; n-sample Monte-Carlo estimates vs the exact KL; RMSE vs n."""
 
     title = "KL(π_θ‖π_ref) from samples: k1, k2, k3 (eq. 5) on a categorical toy with exact KL"
-    what_to_see = see(
-        'Drag the distance π_θ ↔ π_ref from 0.5 to 2.5.',
-        '把 π_θ ↔ π_ref 的距离从 0.5 拖到 2.5。',
-        "The exact KL(π_θ‖π_ref), each estimator's values per token, and the RMSE of an n-sample average.",
-        '精确的 KL(π_θ‖π_ref)、每个估计量在各 token 上的取值，以及 n 个样本平均的 RMSE。',
-        "Close policies: k3 has far less variance than k1; far apart, k3 can be the noisier one. k2's bias is a floor more samples cannot remove.",
-        '策略接近时 k3 的方差远小于 k1；相距很远时 k3 反而可能更吵。k2 的偏差是增加样本也去不掉的下限。',
-    )
     figsize = (9.6, 4.3)
     bench_moves = [{"shift": s, "n": n} for s, n in [(1.0, 16), (0.5, 64), (2.0, 4), (1.5, 128)]]
 
@@ -367,14 +334,6 @@ class KLGradientPanel(Panel):
     """E[∇_z k] for k1, k2, k3 (samples held fixed) vs the true ∇KL in both directions."""
 
     title = "Differentiated in the loss: E∇k1 = 0, E∇k2 = ∇KL(π_θ‖π_ref), E∇k3 = ∇KL(π_ref‖π_θ)"
-    what_to_see = see(
-        'Move the distance, then the seed.',
-        '先移动距离，再换 seed。',
-        'The expected gradient of k1, k2 and k3 on each logit, next to ∇KL(π_θ‖π_ref) and ∇KL(π_ref‖π_θ).',
-        'k1、k2、k3 对每个 logit 的期望梯度，与 ∇KL(π_θ‖π_ref) 和 ∇KL(π_ref‖π_θ) 并列。',
-        'E∇k1 is 0 everywhere; k2 sits on ∇KL(π_θ‖π_ref); k3 sits on ∇KL(π_ref‖π_θ), the KL with its arguments swapped.',
-        'E∇k1 处处为 0；k2 落在 ∇KL(π_θ‖π_ref) 上；k3 落在 ∇KL(π_ref‖π_θ) 上，即参数对调后的 KL。',
-    )
     figsize = (9.6, 3.6)
     bench_moves = [{"shift": s} for s in (0.5, 1.0, 1.5, 2.0)]
 
@@ -428,14 +387,6 @@ class KLPlacementPanel(Panel):
     """Token push under KL-in-loss (β·k3 per token) vs KL-in-reward (−β·log ratio folded into r_i)."""
 
     title = "Where the KL goes (seed 000 §3): per token in the loss (form 1), or into the sequence reward (form 2)"
-    what_to_see = see(
-        'Pick the degenerate reward pattern, then raise β.',
-        '选择退化组的奖励模式，再调大 β。',
-        "Top: every token's push with the KL in the loss (form 1) and in the reward (form 2); bottom: what the KL changed relative to β = 0.",
-        '上：KL 放在损失里（形态一）和放进奖励里（形态二）时每个 token 的推力；下：相对 β = 0，KL 改变了什么。',
-        'Form 1 moves the drifted token (the square) only; form 2 moves whole rows, and on a degenerate group it makes unit-size advantages out of the KL alone.',
-        '形态一只移动发生漂移的那个 token（方框）；形态二移动整行，在退化组上它单靠 KL 就造出单位大小的优势。',
-    )
     figsize = (9.6, 6.4)
     bench_moves = [{"beta": b, "pattern": p} for b, p in
                    [(0.05, "mixed (1,0,0,1,0,1)"), (0.2, "mixed (1,0,0,1,0,1)"),
