@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import ipywidgets as widgets
 import numpy as np
+from matplotlib.transforms import blended_transform_factory
 
 from grpo_lab import advantages as adv_mod
 from grpo_lab import bias, methods
@@ -118,7 +119,12 @@ class GroupEditorPanel(ReadoutPanel):
         ax.set_xticks([])
         ax.set_ylabel("advantage Â_i")
         ax.set_title("one scalar per response, shared by all its tokens", fontsize=10)
-        self._ticks_for = None  # G the x tick labels were drawn for
+        self.slot_labels = {a: self.dynamic(*[a.text(i, -0.015, "", ha="center", va="top", fontsize=9, clip_on=False,
+                                                      transform=blended_transform_factory(a.transData, a.transAxes))
+                                               for i in range(G_MAX)])
+                            for a in (self.ax_r, self.ax_a)}
+        for a in (self.ax_r, self.ax_a):
+            a.set_xlabel("response i", labelpad=14, fontsize=8)   # leaves room for the slot labels
         self.banner = self.dynamic(ax.text(0.5, 0.5, "DEGENERATE GROUP\nall rewards equal → Â = 0\nno gradient",
                                            transform=ax.transAxes, ha="center", va="center", fontsize=13,
                                            weight="bold", color="darkred",
@@ -151,11 +157,12 @@ class GroupEditorPanel(ReadoutPanel):
         self.mean_line.set_data([-0.5, G_MAX - 0.5], [res.mean, res.mean])
         self.std_band.set_y(res.mean - res.std)
         self.std_band.set_height(2 * res.std)
-        if self._ticks_for != res.G:   # tick labels are static: redraw fully only when G moves
-            for ax, name in ((self.ax_r, "r"), (self.ax_a, "Â")):
-                ax.set_xticks(x, [f"{name}{i + 1}" for i in range(res.G)])
-            self._ticks_for = res.G
-            self.request_full_redraw()
+        for ax, name in ((self.ax_r, "r"), (self.ax_a, "Â")):   # slot labels are blitted texts, not ticks:
+            for i, label in enumerate(self.slot_labels[ax]):     # changing G needs no full redraw
+                label.set_visible(i < res.G)
+                if i < res.G:
+                    label.set_x(x[i])
+                    label.set_text(f"{name}{i + 1}")
         self.banner.set_visible(res.degenerate)
         rs = ", ".join(f"{v:g}" for v in res.rewards)
         As = ", ".join(f"{a:+.3f}" for a in res.adv)

@@ -79,7 +79,7 @@ class GradientPanel(ReadoutPanel):
             bar.set_color(methods.push_colour(g))          # blue: this sample pushes θ (and p) up
             bar.set_alpha(0.25 + 0.75 * pr)
             text.set_position((text.get_position()[0], g if g >= 0 else g - 0.12))
-            text.set_text(f"{g:+.3f}\n(prob {pr:.2f})")
+            text.set_text(f"{g + 0.0:+.3f}\n(prob {pr:.2f})")          # + 0.0: no "-0.000"
         self.mean_line.set_ydata([r.mean, r.mean])
         sd = np.sqrt(r.var)
         self.band.set_y(r.mean - sd)
