@@ -113,7 +113,7 @@ class GroupEditorPanel(_ReadoutPanel):
         adv = adv_mod.group_advantages(r, scale=v["scale"], std=v["std"], eps=v["eps"])
         s = float(adv_mod.group_std(r, v["std"]))
         deg = bool(adv_mod.degenerate_mask(r))
-        denom = s + v["eps"] if v["scale"] == "group" else 1.0
+        denom = adv_mod.advantage_denominator(r, scale=v["scale"], std=v["std"], eps=v["eps"])
         return GroupView(v["G"], r, adv, float(r.mean()), s, denom, deg, float(np.abs(adv).sum()))
 
     def build(self, fig):
