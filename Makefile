@@ -3,6 +3,7 @@
 #   make test     every test: unit, property, notebooks (nbval), browser
 #   make figures  regenerate figures/ deterministically
 #   make bench    print the benchmark tables
+#   make solutions  instructor copies of the notebooks: build/solutions (answers filled in), build/nbgrader
 PYTHON    ?= python3
 VENV      ?= .venv
 BIN       := $(VENV)/bin
@@ -12,7 +13,7 @@ TESTSTAMP := $(VENV)/.grpo_lab-test-extras
 TORCH_PIN ?= torch==2.13.0
 PYTEST_ARGS ?=
 
-.PHONY: venv lab test test-fast test-browser figures bench clean-notebooks clean
+.PHONY: venv lab lab-command test test-fast test-browser figures bench clean-notebooks clean solutions solutions-test
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -33,8 +34,18 @@ $(TESTSTAMP): $(STAMP)
 	$(BIN)/python -m pip install -q --no-deps "$(VERL_PIN)"
 	touch $(TESTSTAMP)
 
+# JupyterLab refuses to start as root unless told --allow-root; containers, cloud notebooks,
+# lab servers and CI often run as root. LAB_ARGS adds flags (e.g. LAB_ARGS="--port=8899").
+LAB_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
+LAB_ARGS ?=
+LAB_CMD   = $(BIN)/jupyter lab notebooks/ $(LAB_ROOT) $(LAB_ARGS)
+
 lab: venv
-	$(BIN)/jupyter lab notebooks/
+	$(LAB_CMD)
+
+# The exact command `make lab` runs (tests/test_make_lab.py starts it and waits for the server).
+lab-command:
+	@echo $(LAB_CMD)
 
 test: $(TESTSTAMP)
 	$(BIN)/python -m pytest -m "not browser" $(PYTEST_ARGS)
@@ -48,6 +59,16 @@ figures: venv
 
 bench: venv
 	$(BIN)/python benchmarks/bench_panels.py
+
+# One source for the answers: grpo_lab.exercises (values from the package, reference functions in
+# grpo_lab/exercises/solutions.py). build/ is git-ignored.
+solutions: venv
+	$(BIN)/python -m grpo_lab exercises solutions --out build/solutions
+	$(BIN)/python -m grpo_lab exercises nbgrader --out build/nbgrader
+
+# Run the answered notebooks top to bottom (about as long as the notebooks' own nbval run).
+solutions-test: solutions
+	$(BIN)/python -m pytest --nbval-lax -q build/solutions
 
 clean-notebooks: venv
 	$(BIN)/python -m grpo_lab strip-notebooks notebooks/*.ipynb

@@ -1,4 +1,4 @@
-"""Command line: ``python -m grpo_lab {figures,strip-notebooks,train} ...``."""
+"""Command line: ``python -m grpo_lab {figures,strip-notebooks,train,exercises} ...``."""
 from __future__ import annotations
 
 import argparse
@@ -30,13 +30,19 @@ def _strip(argv):
             print(f"stripped {path}")
 
 
+def _exercises(argv):
+    from grpo_lab.exercises.notebooks import main as exercises_main
+
+    return exercises_main(argv)
+
+
 def _train(argv):
     from grpo_lab.lm.cli import main as train_main
 
     return train_main(argv)
 
 
-COMMANDS = {"figures": _figures, "strip-notebooks": _strip, "train": _train}
+COMMANDS = {"figures": _figures, "strip-notebooks": _strip, "train": _train, "exercises": _exercises}
 
 
 def main(argv=None):

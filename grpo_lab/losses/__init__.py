@@ -24,7 +24,10 @@ good response (Â > 0) has a *negative* gradient weight ∂loss/∂log π: gradi
 its log-probability up.
 
 :func:`grpo_loss` is the one place the loss is computed; the LM trainer, the notebooks, the
-figures and :func:`token_grad_weights` all call it.
+figures and :func:`token_grad_weights` all call it. Input validation and the option names
+live in :mod:`grpo_lab.losses.checks`, the loss in :mod:`grpo_lab.losses.core`, the tools built
+on it (the last rows of the table, :func:`surrogate_curve`, :func:`zero_grad_intervals`) in
+:mod:`grpo_lab.losses.tools`; every name is importable from ``grpo_lab.losses``.
 
 Conventions of other libraries (described, not copied):
 
@@ -47,22 +50,11 @@ Conventions of other libraries (described, not copied):
 * With one optimiser step per batch (μ = 1 in the GRPO paper, TRL's default
   ``num_iterations=1``) old_logp equals logp numerically, ρ ≡ 1 and clipping never fires;
   only the gradient of ρ survives (see :func:`token_grad_weights`).
-
-Modules: :mod:`~grpo_lab.losses.core` (ratios, clipped term, aggregation, :func:`grpo_loss`),
-:mod:`~grpo_lab.losses.kl` (KL estimators, KL-in-reward), :mod:`~grpo_lab.losses.weights`
-(token weights, :func:`token_grad_weights`, the surrogate curve), :mod:`~grpo_lab.losses.common`
-(names and validation). Every name is importable from ``grpo_lab.losses``.
 """
-from __future__ import annotations
-
-from grpo_lab.losses.common import (K3_LOG_RATIO_BOUND, KL_ALIASES, KL_KINDS, LEVELS, LOG_RATIO_MARGIN, MODE_ALIASES,
-                                    MODES, Tensor, resolve_kind, resolve_mode)
-from grpo_lab.losses.core import (LossOutput, aggregate, broadcast_adv, grpo_loss, policy_loss_per_token,
-                                  sequence_ratio, token_ratio)
-from grpo_lab.losses.kl import kl_penalty, kl_shaped_rewards
-from grpo_lab.losses.weights import surrogate_curve, token_grad_weights, token_weights, zero_grad_intervals
-
-__all__ = ["MODES", "MODE_ALIASES", "KL_KINDS", "KL_ALIASES", "LEVELS", "LOG_RATIO_MARGIN", "K3_LOG_RATIO_BOUND",
-           "Tensor", "resolve_mode", "resolve_kind", "token_ratio", "sequence_ratio", "broadcast_adv",
-           "policy_loss_per_token", "kl_penalty", "aggregate", "LossOutput", "grpo_loss", "kl_shaped_rewards",
-           "token_weights", "token_grad_weights", "surrogate_curve", "zero_grad_intervals"]
+from grpo_lab.losses.checks import (KL_ALIASES, KL_KINDS, LEVELS, MODE_ALIASES, MODES, resolve_kind,  # noqa: F401
+                                    resolve_mode)
+from grpo_lab.losses.core import (K3_LOG_RATIO_BOUND, LOG_RATIO_MARGIN, LossOutput, aggregate,  # noqa: F401
+                                  broadcast_adv, grpo_loss, kl_penalty, policy_loss_per_token, sequence_ratio,
+                                  token_ratio)
+from grpo_lab.losses.tools import (kl_shaped_rewards, surrogate_curve, token_grad_weights,  # noqa: F401
+                                   token_weights, zero_grad_intervals)

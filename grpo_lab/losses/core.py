@@ -1,6 +1,6 @@
-"""Ratios, the clipped term (eq. 3), aggregation (eqs. 6–7) and :func:`grpo_loss` (eq. 2).
+"""The loss itself: ratios, the clipped term, KL estimators, aggregation and :func:`grpo_loss`.
 
-See :mod:`grpo_lab.losses` for the whole picture and the conventions of TRL and verl.
+See :mod:`grpo_lab.losses` for the equations, the sign convention and where other libraries differ.
 """
 from __future__ import annotations
 
@@ -10,10 +10,19 @@ from dataclasses import dataclass, fields
 import torch
 
 from grpo_lab import _checks
-from grpo_lab.losses.common import (LEVELS, LOG_RATIO_MARGIN, Tensor, _as_tensor, _check_2d, _check_adv, _check_dual_clip,
-                                    _check_eps, _check_finite_where, _check_mask, _lengths, resolve_kind,
-                                    resolve_mode)
-from grpo_lab.losses.kl import _kl
+from grpo_lab.losses.checks import (KL_ALIASES, KL_KINDS, LEVELS, MODE_ALIASES, MODES, _as_tensor,  # noqa: F401
+                                   _check_2d, _check_adv, _check_dual_clip, _check_eps, _check_finite_where,
+                                   _check_mask, _float_tensor, resolve_kind, resolve_mode)
+
+Tensor = torch.Tensor
+
+# Numerical safety (see _clip_log_ratio and _kl). Beyond the clip boundary the clipped branch
+# of eq. (3) is a constant, so the log-ratio is clamped LOG_RATIO_MARGIN above that boundary
+# before exp: the value and gradient are unchanged, and exp can no longer overflow to inf
+# (whose gradient inf·0 is NaN). k3 = e^d − d − 1 (d = log π_ref/π_θ) is continued by its
+# tangent line beyond d = K3_LOG_RATIO_BOUND (k3 there ≈ 4.9e8), so it stays finite in fp32.
+LOG_RATIO_MARGIN = 1.0
+K3_LOG_RATIO_BOUND = 20.0
 
 # ---------------------------------------------------------------------------------
 # Ratios and the advantage broadcast
@@ -33,6 +42,10 @@ def token_ratio(logp, old_logp, mask) -> Tensor:
     old_logp = _check_2d("old_logp", old_logp, like=logp)
     m = _check_mask(mask, logp.shape, logp)
     return torch.exp(_log_ratio(logp, old_logp, m))
+
+
+def _lengths(m: Tensor) -> Tensor:
+    return m.sum(-1)                                                     # (B,) |y_i|
 
 
 def sequence_ratio(logp, old_logp, mask) -> Tensor:
@@ -199,6 +212,58 @@ def policy_loss_per_token(logp, old_logp, adv, mask, *, eps_low=0.2, eps_high=No
 
 
 # ---------------------------------------------------------------------------------
+# KL estimators, eq. (5)
+# ---------------------------------------------------------------------------------
+def kl_penalty(logp, ref_logp, kind="k3", *, mask=None) -> Tensor:
+    """Per-token estimate of KL(π_θ‖π_ref) from the sampled token o ~ π_θ. Shape (B, T).
+
+    With log r = logp − ref_logp = log(π_θ/π_ref) and u = exp(ref_logp − logp) = π_ref/π_θ:
+
+    * ``"k1"`` = log r: unbiased, but negative for some samples (high variance).
+    * ``"k2"`` = ½(log r)²: ≥ 0, biased (≈ KL only when π_θ ≈ π_ref).
+    * ``"k3"`` = u − log u − 1, eq. (5): ≥ 0, 0 when the policies agree, unbiased since
+      E_{π_θ}[u] = 1 (seed 000 §3 form 1). Computed as expm1(d) − d, d = log u, which is
+      exact near d = 0; past d = ``K3_LOG_RATIO_BOUND`` (20) it continues along its tangent
+      line, so it stays finite (and its gradient bounded) in fp32 at any log-ratio.
+
+    Used as a *loss* (differentiated through logp with the samples held fixed) their
+    expected gradients differ: E[∇k1] = E[∇log π_θ] = 0, E[∇k2] = ∇KL(π_θ‖π_ref), and
+    E[∇k3] = ∇KL(π_ref‖π_θ), the reverse direction (see :mod:`grpo_lab.kl_toy`).
+    ``mask`` (optional, (B, T)) zeroes padding positions. verl aliases kl/mse/low_var_kl are
+    accepted (verl clamps low_var_kl to [−10, 10]; here only the linear continuation above).
+    """
+    kind = resolve_kind(kind)
+    logp = _check_2d("logp", logp)
+    ref_logp = _check_2d("ref_logp", ref_logp, like=logp)
+    m = None if mask is None else _check_mask(mask, logp.shape, logp)
+    every = torch.ones_like(logp) if m is None else m                    # no mask: every position counts
+    _check_finite_where("logp", logp, every)
+    _check_finite_where("ref_logp", ref_logp, every)
+    return _kl(logp, ref_logp, kind, m)
+
+
+def _kl(logp: Tensor, ref_logp: Tensor, kind: str, m: Tensor | None) -> Tensor:
+    """k1/k2/k3 on validated inputs (see :func:`kl_penalty`)."""
+    if m is not None:
+        log_r = torch.where(m > 0, logp - ref_logp, torch.zeros_like(logp))
+    else:
+        log_r = logp - ref_logp                                          # (B, T) log(π_θ/π_ref)
+    if kind == "k1":
+        kl = log_r
+    elif kind == "k2":
+        kl = 0.5 * log_r**2
+    else:
+        d = -log_r                                                       # log u = ref_logp − logp
+        # u − log u − 1, eq. (5), continued along its tangent line past d = K3_LOG_RATIO_BOUND,
+        # where e^d would soon overflow fp32 (d ≈ 88). The exp branch only ever sees d ≤ the bound
+        # (no inf·0 = NaN in its gradient); below the bound value and gradient are the plain formula's.
+        D = K3_LOG_RATIO_BOUND
+        dc = d.clamp(max=D)
+        kl = torch.where(d > D, (math.expm1(D) - D) + math.expm1(D) * (d - D), torch.expm1(dc) - dc)
+    return kl if m is None else kl * m
+
+
+# ---------------------------------------------------------------------------------
 # Aggregation, eqs. (6) and (7)
 # ---------------------------------------------------------------------------------
 def aggregate(values, mask, mode="seq-mean-token-mean", *, max_len=None) -> Tensor:
@@ -311,7 +376,7 @@ def grpo_loss(logp, old_logp, adv, mask, *, ref_logp=None, beta=0.0, kl_kind="k3
     logp_t, m = args[0], args[3]
     beta = _checks.in_range("beta", beta, 0.0)
     mode = resolve_mode(mode)
-    kl_kind = resolve_kind(kl_kind)
+    kl_kind = resolve_kind(kl_kind, "kl_kind")
     C = _check_max_len(max_len, mode, m)
     if ref_logp is None and beta > 0:
         raise ValueError("ref_logp is required when beta > 0 (the KL term needs π_ref)")

@@ -1,4 +1,7 @@
-"""Names, validation and small shared helpers of :mod:`grpo_lab.losses`."""
+"""Input validation and the option names of :mod:`grpo_lab.losses` (importable from there).
+
+Every helper raises a ``ValueError`` or ``TypeError`` whose message names the argument.
+"""
 from __future__ import annotations
 
 import torch
@@ -16,13 +19,6 @@ KL_KINDS = ("k1", "k2", "k3")
 # past K3_LOG_RATIO_BOUND instead, see _kl).
 KL_ALIASES = {"kl": "k1", "mse": "k2", "low_var_kl": "k3"}
 LEVELS = ("token", "sequence")
-# Numerical safety (see _clip_log_ratio and _kl). Beyond the clip boundary the clipped branch
-# of eq. (3) is a constant, so the log-ratio is clamped LOG_RATIO_MARGIN above that boundary
-# before exp: the value and gradient are unchanged, and exp can no longer overflow to inf
-# (whose gradient inf·0 is NaN). k3 = e^d − d − 1 (d = log π_ref/π_θ) is continued by its
-# tangent line beyond d = K3_LOG_RATIO_BOUND (k3 there ≈ 4.9e8), so it stays finite in fp32.
-LOG_RATIO_MARGIN = 1.0
-K3_LOG_RATIO_BOUND = 20.0
 
 
 # ---------------------------------------------------------------------------------
@@ -102,12 +98,8 @@ def resolve_mode(mode: str) -> str:
     return _checks.choice("mode", mode, MODES + tuple(MODE_ALIASES))
 
 
-def resolve_kind(kind: str) -> str:
-    """A KL estimator name, verl aliases (kl/mse/low_var_kl) resolved."""
+def resolve_kind(kind: str, name: str = "kind") -> str:
+    """A KL estimator name, verl aliases (kl/mse/low_var_kl) resolved; errors name the argument ``name``."""
     if isinstance(kind, str) and kind in KL_ALIASES:
         return KL_ALIASES[kind]
-    return _checks.choice("kind", kind, KL_KINDS + tuple(KL_ALIASES))
-
-
-def _lengths(m: Tensor) -> Tensor:
-    return m.sum(-1)                                                     # (B,) |y_i|
+    return _checks.choice(name, kind, KL_KINDS + tuple(KL_ALIASES))

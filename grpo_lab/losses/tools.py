@@ -1,12 +1,20 @@
-"""What the pictures show: per-token weights of the aggregation and of the loss, and the
-clipped term as a function of the ratio — all by autograd through the one loss."""
+"""Tools built on :func:`~grpo_lab.losses.grpo_loss` (all importable from :mod:`grpo_lab.losses`).
+
+:func:`kl_shaped_rewards` (KL-in-reward, seed 000 §3 form 2), :func:`token_weights` and
+:func:`token_grad_weights` (each token's aggregation weight and gradient weight, by autograd),
+:func:`surrogate_curve` and :func:`zero_grad_intervals` (the clipped term as a function of ρ,
+what the clipping pictures plot). They call the loss functions, never a second copy of a formula.
+"""
 from __future__ import annotations
 
 import torch
 
 from grpo_lab import _checks
-from grpo_lab.losses.common import Tensor, _as_tensor, _check_2d, _check_dual_clip, _check_eps
-from grpo_lab.losses.core import aggregate, grpo_loss, policy_loss_per_token
+from grpo_lab.losses.checks import _as_tensor, _check_2d, _check_dual_clip, _check_eps, _check_mask, _float_tensor
+from grpo_lab.losses.core import _lengths, aggregate, grpo_loss, kl_penalty, policy_loss_per_token
+
+Tensor = torch.Tensor
+
 
 def token_weights(mask, mode="seq-mean-token-mean", *, max_len=None) -> Tensor:
     """The coefficient w_{i,t} with aggregate(v) = Σ w_{i,t} v_{i,t}. Shape (B, T), 0 on padding.
@@ -20,6 +28,37 @@ def token_weights(mask, mode="seq-mean-token-mean", *, max_len=None) -> Tensor:
                     device=m.device, requires_grad=True)
     (g,) = torch.autograd.grad(aggregate(v, mask, mode, max_len=max_len), v)
     return g
+
+
+# ---------------------------------------------------------------------------------
+# KL-in-reward, seed 000 §3 form 2
+# ---------------------------------------------------------------------------------
+def kl_shaped_rewards(rewards, logp, ref_logp, mask, *, beta, kind="k1", reduce="sum") -> Tensor:
+    """Sequence rewards with the KL folded in: r_i + Σ_t r'_{i,t}, r'_t = −β·log(π_θ/π_ref). Shape (B,).
+
+    Seed 000 §3 form 2: the KL penalty becomes a per-token *reward* r'_t, summed (``reduce=
+    "sum"``, the return of the token rewards; ``"mean"`` divides by |y_i|) into the
+    sequence reward, which then goes through group normalisation (eq. 1) like any reward —
+    a token-level signal folded into a sequence-level scalar. ``kind="k1"`` is the seed's
+    log-ratio (the KL penalty of PPO-style RLHF and verl's default); k2/k3 are allowed.
+    The result is detached: a reward carries no gradient, so β acts only through the
+    advantages. Compare :func:`grpo_loss` with ``beta`` (form 1, KL-in-loss).
+    """
+    logp = _check_2d("logp", logp)
+    m = _check_mask(mask, logp.shape, logp)
+    r = _float_tensor("rewards", rewards, like=logp).to(logp.dtype)
+    if r.ndim != 1 or r.shape[0] != logp.shape[0]:
+        raise ValueError(f"rewards must have shape ({logp.shape[0]},), one per response; got {tuple(r.shape)}")
+    if not bool(torch.isfinite(r).all()):
+        raise ValueError("rewards must be finite")
+    beta = _checks.in_range("beta", beta, 0.0)
+    reduce = _checks.choice("reduce", reduce, ("sum", "mean"))
+    with torch.no_grad():
+        r_tok = -beta * kl_penalty(logp.detach(), ref_logp, kind, mask=m)  # (B, T) r'_{i,t}
+        shaped = r_tok.sum(-1)                                           # (B,)
+        if reduce == "mean":
+            shaped = shaped / _lengths(m).clamp(min=1.0)
+        return r + shaped
 
 
 # ---------------------------------------------------------------------------------
