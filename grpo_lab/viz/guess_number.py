@@ -435,4 +435,5 @@ def fig_mc():
     return MonteCarloPanel(N=20, tries=4, hints="5 higher, 15 lower", policy="uniform", n=500, seed=0)
 
 
+# panels 4 and 5 (the estimators and training) live in grpo_lab.viz.guess_number_training
 FIGURES = {"02_guess_values": fig_values, "02_guess_tree": fig_tree, "02_guess_mc": fig_mc}

@@ -1,10 +1,11 @@
-"""Panels and figures for notebook 02 §5–6: policy-gradient estimators and REINFORCE training on guess-the-number.
+"""Panels 4 and 5 of notebook 02: the policy-gradient estimators (total return vs reward-to-go,
+three baselines) and REINFORCE training of θ (seed 004 §一, L9 p.27–35).
 
-Split from :mod:`grpo_lab.viz.guess_number` (the state panels of §1–4), whose helpers it uses.
+Split from :mod:`grpo_lab.viz.guess_number` (panels 1–3: values, tree, Monte-Carlo), whose
+colours and bar helpers these panels share.
 """
 from __future__ import annotations
 
-import functools
 from functools import lru_cache
 
 import numpy as np
@@ -16,7 +17,6 @@ from grpo_lab import methods
 from grpo_lab.viz import register
 from grpo_lab.viz.guess_number import BASELINE_COLORS, BASELINE_LABELS, N_MAX, _rects
 from grpo_lab.viz.panel import Panel, dropdown, slider
-
 
 # ---------------------------------------------------------------------------------
 # Panel 4: total return vs reward-to-go, and the baselines: bias ≈ 0, variance differs
@@ -113,7 +113,7 @@ class VariancePanel(Panel):
 MAP_TRIES = 3   # the advantage map shows states with three tries left (with 2, Q is 3/m for any policy)
 
 
-@functools.lru_cache(maxsize=256)
+@lru_cache(maxsize=256)
 def _train_runs(cfg: gn.TrainConfig, returns: str) -> dict:
     """:func:`gn.train_estimators` for every baseline, memoised on the frozen config (treat as read-only)."""
     return gn.train_estimators(cfg, [(returns, b) for b in gn.BASELINES])
@@ -124,7 +124,7 @@ class TrainPanel(Panel):
     """Mean and spread of J(θ_t) over seeds for each baseline; A map of the learned policy."""
 
     title = "REINFORCE on θ: uniform (θ = 0) toward bisection; the baseline cuts the spread"
-    figsize = (9.6, 4.4)
+    figsize = (9.6, 4.0)
     bench_moves = [{"lr": lr, "batch": b} for lr, b in [(1.0, 4), (0.5, 4), (1.5, 2), (1.0, 8), (0.8, 3), (1.2, 4)]]
 
     def make_controls(self):
