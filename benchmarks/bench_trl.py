@@ -41,7 +41,7 @@ import warnings
 from collections import defaultdict
 from pathlib import Path
 
-from _flags import comparison_parser, cpu_bf16  # benchmarks/_flags.py: shared with bench_loop.py
+from _flags import comparison_config, comparison_parser  # benchmarks/_flags.py: shared with bench_loop.py
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -50,7 +50,7 @@ if str(ROOT) not in sys.path:
 
 def parse(argv=None):
     ap = comparison_parser(__doc__.split("\n\n")[0])   # beta = 0: TRL loads no reference model
-    return ap.parse_args(argv)
+    return ap, ap.parse_args(argv)
 
 
 class ChatReward:
@@ -107,7 +107,7 @@ class _PhaseTimer:
 
 
 def main(argv=None) -> dict:
-    args = parse(argv)
+    ap, args = parse(argv)
     import torch
 
     torch.set_num_threads(args.threads)
@@ -118,7 +118,6 @@ def main(argv=None) -> dict:
     from transformers import PrinterCallback, TrainerCallback
     from transformers.utils import logging as hf_logging
 
-    from grpo_lab.lm.config import GRPOConfig
     from grpo_lab.lm.handoff import to_trl_kwargs
     from grpo_lab.lm.model import load_model
     from grpo_lab.lm import pretrained
@@ -129,16 +128,10 @@ def main(argv=None) -> dict:
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
     n_steps = args.warmup + args.steps
-    cfg = GRPOConfig.preset(
-        args.preset, model=args.model, G=args.G, prompts_per_step=args.prompts, max_new=args.max_new,
-        beta=args.beta, threads=args.threads, mu=args.mu, levels=tuple(int(x) for x in args.levels.split(",")),
-        device=args.device, seed=args.seed, warmstart_steps=args.warmstart_steps if args.model is None else 0,
-        progress=False, hidden=args.hidden, intermediate=args.intermediate, layers=args.layers, heads=args.heads,
-        arch=args.family, steps=n_steps, chat_levels=tuple(int(x) for x in args.chat_levels.split(",")),
-        temperature=args.temperature, cpu_bf16=cpu_bf16(args.cpu_bf16))
+    cfg = comparison_config(ap, args)
     tmp = tempfile.TemporaryDirectory(prefix="bench_trl-")
-    if args.model:                              # a short name or a local folder, loaded as our loop does
-        model, tok = pretrained.load(args.model)
+    if cfg.model:                               # a short name or a local folder, loaded as our loop does
+        model, tok = pretrained.load(cfg.model)
     else:
         model, tok = load_model(str(export_policy(cfg, Path(tmp.name) / "policy")))   # fp32, sdpa
     task, _ = task_for(cfg, tok)
@@ -215,12 +208,13 @@ def main(argv=None) -> dict:
                                                                         "backward")) for s in timed), 5)
     out = {
         "framework": f"trl {trl.__version__}",
-        "config": {"model": args.model or f"tiny-{args.family}-{args.hidden}x{args.layers}", "G": args.G,
-                   "prompts": args.prompts, "max_new": args.max_new, "beta": args.beta, "threads": args.threads,
-                   "threads_seen": timed[-1]["threads"], "preset": args.preset, "mu": args.mu, "levels": args.levels,
+        "config": {"model": cfg.model or f"tiny-{cfg.arch}-{cfg.hidden}x{cfg.layers}", "G": cfg.G,
+                   "prompts": cfg.prompts_per_step, "max_new": cfg.max_new, "beta": cfg.beta, "threads": cfg.threads,
+                   "threads_seen": timed[-1]["threads"], "preset": cfg.preset, "mu": cfg.mu,
+                   "levels": ",".join(map(str, cfg.levels)),
                    "device": str(trainer.accelerator.device), "params": sum(p.numel() for p in model.parameters()),
                    "loss_type": kw["loss_type"], "bf16": targs.bf16, "gradient_checkpointing": False,
-                   "task": "chat" if chat else "addition", "temperature": args.temperature},
+                   "task": "chat" if chat else "addition", "temperature": cfg.temperature},
         "steps": len(timed),
         "median_s_per_step": round(med(walls), 5),
         "median_cpu_s_per_step": round(med(s["cpu"] for s in timed), 5),
