@@ -9,6 +9,10 @@ Modules: :mod:`~grpo_lab.lm.tokenizer` (character tokenizer), :mod:`~grpo_lab.lm
 :mod:`~grpo_lab.lm.metrics` (the metric columns), :mod:`~grpo_lab.lm.checkpoint` (run folder,
 lock, checkpoints) and :mod:`~grpo_lab.lm.guard` (divergence guard), :mod:`~grpo_lab.lm.cli`
 (``python -m grpo_lab train``).
+A real pretrained model: :mod:`~grpo_lab.lm.pretrained` (``--model smollm2-135m``, the GGUF →
+safetensors cache), :mod:`~grpo_lab.lm.chat_tasks` (natural-language arithmetic in the chat
+template; ``tasks.extract_answer``), :mod:`~grpo_lab.lm.microbatch` (gradient accumulation over
+groups), :mod:`~grpo_lab.lm.real_runs` (notebook 08's cached runs).
 
 Imports are lazy so that ``import grpo_lab.lm`` stays cheap.
 """
