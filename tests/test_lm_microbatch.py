@@ -75,7 +75,7 @@ def test_microbatched_update_equals_the_whole_batch_update(agg, mu, kl_form):
 def test_gradient_checkpointing_gives_the_same_logprobs_and_gradients():
     # transformers drops the KV cache under gradient checkpointing; token_logp must then not
     # rely on the shared prompt prefix (it would silently score responses without their prompt)
-    from grpo_lab.lm.rollout import token_logp
+    from grpo_lab.lm.rollout import enable_checkpointing, token_logp
 
     tr = Trainer(GRPOConfig.preset("grpo", **TINY))
     batch = _batch(tr, seed=1)
@@ -88,8 +88,27 @@ def test_gradient_checkpointing_gives_the_same_logprobs_and_gradients():
         return lp.detach(), [p.grad.clone() for p in tr.policy.parameters()]
 
     lp0, g0 = run()
-    tr.policy.gradient_checkpointing_enable()
+    enable_checkpointing(tr.policy)
     lp1, g1 = run()
     torch.testing.assert_close(lp1 * batch.mask, lp0 * batch.mask, rtol=1e-5, atol=1e-6)
     for a, b in zip(g0, g1):
         torch.testing.assert_close(b, a, rtol=1e-4, atol=1e-6)
+
+
+def test_cpu_bf16_is_opt_in_for_the_tiny_model_and_the_sampler_copy_follows_the_policy():
+    from grpo_lab.lm.rollout import amp_mode, cpu_has_bf16
+
+    assert amp_mode(True, None, "cpu", pretrained=False) is False          # the tiny model stays fp32
+    assert amp_mode(True, None, "cpu", pretrained=True) == ("always" if cpu_has_bf16() else False)
+    assert amp_mode(True, False, "cpu", pretrained=True) is False
+    assert amp_mode(True, True, "cpu", pretrained=False) == "always"
+    tr = Trainer(GRPOConfig.preset("grpo", cpu_bf16=True, **TINY))
+    assert tr.amp == "always" and tr._sampler is not None
+    with torch.no_grad():
+        for p in tr.policy.parameters():
+            p.add_(0.5)
+    copy = tr._sampler.sync(tr.policy)
+    for a, b in zip(copy.parameters(), tr.policy.parameters()):
+        assert a.dtype == torch.bfloat16 and torch.equal(a, b.to(torch.bfloat16))
+    row = tr.step()                                                          # a bf16 step runs end to end
+    assert row["step"] == 1 and row["n_tokens"] > 0

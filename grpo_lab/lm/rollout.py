@@ -281,7 +281,7 @@ def token_logp(model, ro: Rollout, *, temperature: float = 1.0, entropy: bool = 
     U = resp.shape[0]
     padded = bool((ro.prompt_mask == 0).any())
     plen = ro.prompt_mask.sum(-1)                                              # (P,)
-    if model.training and torch.is_grad_enabled() and getattr(model, "is_gradient_checkpointing", False):
+    if model.training and torch.is_grad_enabled() and _checkpointing(model):
         # transformers drops the KV cache under gradient checkpointing, so the shared prefix
         # cannot be reused: run prompt + response in one forward per (distinct) response and
         # keep only the T logits that predict o_1 … o_T (logits_to_keep)
@@ -306,6 +306,17 @@ def token_logp(model, ro: Rollout, *, temperature: float = 1.0, entropy: bool = 
             attn = torch.cat([ro.prompt_mask[rows], torch.ones((U, T), dtype=ro.prompt_mask.dtype, device=dev)], 1)
         out = model(input_ids=suffix, attention_mask=attn, position_ids=pos, **_cache_kw(model, cache))
     return _gathered(out.logits, resp, temperature, entropy, inverse)
+
+
+def enable_checkpointing(model) -> None:
+    """Turn on activation (gradient) checkpointing (transformers ≥ 5 renamed the method)."""
+    (getattr(model, "activation_checkpointing_enable", None) or model.gradient_checkpointing_enable)()
+
+
+def _checkpointing(model) -> bool:
+    """Is activation (gradient) checkpointing on? (transformers ≥ 5 renamed the attribute.)"""
+    on = getattr(model, "is_activation_checkpointing", None)
+    return bool(getattr(model, "is_gradient_checkpointing", False) if on is None else on)
 
 
 def _gathered(logits, resp, temperature, entropy, inverse) -> TokenLogp:

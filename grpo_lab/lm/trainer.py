@@ -55,7 +55,7 @@ from grpo_lab.lm.guard import TrainingDiverged, all_finite, check_finite, sanity
 from grpo_lab.lm.metrics import (CONDITIONAL_COLUMNS, METRICS, TIMING_COLUMNS, Timer, metric_definitions,
                                  metrics_markdown, sampling_metrics)
 from grpo_lab.lm.model import load_model, make_model, save_model
-from grpo_lab.lm.rollout import Bf16Sampler, Rollout, amp_mode, token_logp
+from grpo_lab.lm.rollout import Bf16Sampler, Rollout, amp_mode, enable_checkpointing, token_logp
 from grpo_lab.lm.sampling import sample_step
 from grpo_lab.lm.tasks import AdditionTask
 from grpo_lab.lm.tokenizer import char_tokenizer
@@ -179,7 +179,7 @@ class Trainer:
                                                           progress=cfg.progress)
         self.policy.to(self.device).train()
         if cfg.gradient_checkpointing:
-            self.policy.gradient_checkpointing_enable()
+            enable_checkpointing(self.policy)
         self._sampler = Bf16Sampler(self.policy) if self.amp == "always" else None
         self.ref = None
         if self.need_ref:
