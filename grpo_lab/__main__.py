@@ -1,4 +1,4 @@
-"""Command line: ``python -m grpo_lab {figures,strip-notebooks,train} ...``."""
+"""Command line: ``python -m grpo_lab {figures,strip-notebooks,train,translations} ...``."""
 from __future__ import annotations
 
 import argparse
@@ -30,13 +30,20 @@ def _strip(argv):
             print(f"stripped {path}")
 
 
+def _translations(argv):
+    from grpo_lab.translations_cli import main as translations_main
+
+    return translations_main(argv)
+
+
 def _train(argv):
     from grpo_lab.lm.cli import main as train_main
 
     return train_main(argv)
 
 
-COMMANDS = {"figures": _figures, "strip-notebooks": _strip, "train": _train}
+COMMANDS = {"figures": _figures, "strip-notebooks": _strip, "train": _train,
+            "translations": _translations}
 
 
 def main(argv=None):
