@@ -1,0 +1,150 @@
+"""notebooks/zh stays in sync with notebooks/: code identical, every markdown cell translated
+from the English text it records (grpo_lab.translations). Fix a failure with
+`python -m grpo_lab translations sync --report` (see README, "Updating the Chinese edition")."""
+import re
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from grpo_lab import translations as T
+from grpo_lab.translations_cli import main as cli
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = T.english_notebooks(ROOT / "notebooks")
+_LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_chinese_notebook_in_sync(path):
+    problems = T.check(path)
+    assert not problems, "\n" + "\n".join(map(str, problems))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_chinese_links_resolve_from_notebooks_zh(path):
+    """Relative links in a translation resolve from notebooks/zh (other notebooks -> zh twins)."""
+    zh = nbformat.read(T.zh_path(path), as_version=4)
+    for k, cell in enumerate(zh.cells):
+        if cell.cell_type != "markdown":
+            continue
+        for target in _LINK.findall(cell.source):
+            if re.match(r"[a-z]+:|#", target):
+                continue
+            assert (T.zh_path(path).parent / target.split("#")[0]).exists(), f"{zh} cell {k}: broken link {target}"
+
+
+def test_every_english_notebook_has_a_twin_and_no_orphans():
+    zh = {p.name for p in (ROOT / "notebooks" / "zh").glob("*.ipynb")}
+    assert zh == {p.name for p in NOTEBOOKS}
+
+
+# --- the check must fail on stale copies: deliberately broken twins in tmp_path -------------
+
+@pytest.fixture
+def pair(tmp_path):
+    """A copy of notebooks/03 and its twin in tmp_path (notebooks/ layout)."""
+    en = tmp_path / "notebooks" / "03_group_advantage.ipynb"
+    en.parent.joinpath("zh").mkdir(parents=True)
+    shutil.copy(ROOT / "notebooks" / en.name, en)
+    shutil.copy(T.zh_path(ROOT / "notebooks" / en.name), T.zh_path(en))
+    assert T.check(en) == []
+    return en
+
+
+def _edit(path, which, fn):
+    nb = nbformat.read(path, as_version=4)
+    cells = [c for c in nb.cells if c.cell_type == which and not T.is_language_cell(c)]
+    fn(cells[1])
+    nbformat.write(nb, path)
+    return next(i for i, c in enumerate(nb.cells) if c is cells[1])
+
+
+def test_changed_english_markdown_makes_its_translation_stale(pair):
+    idx = _edit(pair, "markdown", lambda c: setattr(c, "source", c.source.replace("Population std", "Sample std")))
+    problems = T.check(pair)
+    assert [(p.kind, p.cell) for p in problems] == [("stale", idx + 1)]      # +1: the language cell
+    msg = str(problems[0])
+    assert "03_group_advantage.ipynb" in msg and f"cell {idx + 1}" in msg and "## 1 · The seed's worked groups" in msg
+    # sync keeps the old translation (the translator edits it) and the cell stays stale
+    T.sync(pair.parent)
+    assert [p.kind for p in T.check(pair)] == ["stale"]
+    assert "讲义的算例" in nbformat.read(T.zh_path(pair), as_version=4).cells[idx + 1].source
+
+
+def test_changed_code_cell_fails_until_sync(pair):
+    idx = _edit(pair, "code", lambda c: setattr(c, "source", c.source + "\nassert True  # changed"))
+    problems = T.check(pair)
+    assert [(p.kind, p.cell) for p in problems] == [("code", idx + 1)]
+    assert "03_group_advantage.ipynb" in str(problems[0])
+    assert T.sync(pair.parent) == [T.zh_path(pair)]
+    assert T.check(pair) == []
+    assert T.sync(pair.parent) == []                                          # idempotent
+
+
+def test_code_edited_in_the_chinese_notebook_is_caught(pair):
+    _edit(T.zh_path(pair), "code", lambda c: setattr(c, "source", "print('不一样')"))
+    assert [p.kind for p in T.check(pair)] == ["code"]
+
+
+def test_inserted_english_cell_is_untranslated_and_others_keep_their_translation(pair):
+    nb = nbformat.read(pair, as_version=4)
+    nb.cells.insert(3, nbformat.v4.new_markdown_cell("## A new English section"))
+    nbformat.write(nb, pair)
+    assert [p.kind for p in T.check(pair)] == ["structure"]                  # before sync: out of line
+    T.sync(pair.parent)
+    problems = T.check(pair)
+    assert [(p.kind, p.cell, p.line) for p in problems] == [("untranslated", 4, "## A new English section")]
+    zh = nbformat.read(T.zh_path(pair), as_version=4)
+    assert zh.cells[4].source == "## A new English section" and zh.cells[4].metadata["zh"]["untranslated"]
+    assert all(c.source == e.source for c, e in zip(zh.cells[1:], nb.cells) if c.cell_type == "code")
+
+
+def test_translation_is_found_again_when_english_cell_ids_change(pair):
+    nb = nbformat.read(pair, as_version=4)
+    for k, c in enumerate(nb.cells):
+        c.id = f"new{k}"
+    nbformat.write(nb, pair)
+    T.sync(pair.parent)
+    assert T.check(pair) == []
+
+
+def test_language_cell_is_required(pair):
+    zh = nbformat.read(T.zh_path(pair), as_version=4)
+    del zh.cells[0]
+    nbformat.write(zh, T.zh_path(pair))
+    assert [p.kind for p in T.check(pair)][:1] == ["language"]
+    T.sync(pair.parent)
+    assert T.check(pair) == []
+
+
+def test_export_import_round_trip_and_report_cli(pair, capsys):
+    _edit(pair, "markdown", lambda c: setattr(c, "source", c.source + "\nOne more sentence."))
+    T.sync(pair.parent)
+    folder = str(pair.parent)
+    assert cli(["report", "--notebooks", folder]) == 1
+    out = capsys.readouterr().out
+    assert "re-translate" in out and "03_group_advantage.ipynb cell" in out
+    text = T.export_cells(pair.parent)
+    assert text.count("<!-- zh-cell ") == 1 and "One more sentence." in text and "old translation" in text
+    marker = text.splitlines()[0]
+    assert T.import_cells(marker + "\n## 1 · 讲义的算例（L9 p.38）\n再多一句。\n", pair.parent) == [marker.split()[2] + " " + marker.split()[3]]
+    assert T.check(pair) == [] and cli(["report", "--notebooks", folder]) == 0
+    with pytest.raises(ValueError, match="markers"):
+        T.import_cells("no markers here", pair.parent)
+
+
+def test_import_records_the_english_version_the_translator_saw(pair):
+    """English edited between export and import: the new translation is stale at once."""
+    text = T.export_cells(pair.parent, include_all=True)
+    _edit(pair, "markdown", lambda c: setattr(c, "source", c.source + " (edited later)"))
+    T.sync(pair.parent)
+    T.import_cells(text.replace("# 03 · Group advantages", "# 03 · 组内优势"), pair.parent)
+    assert [p.kind for p in T.check(pair)] == ["stale"]
+
+
+def test_cli_rejects_a_missing_folder(capsys):
+    with pytest.raises(SystemExit):
+        cli(["report", "--notebooks", "/no/such/folder"])
+    assert "--notebooks" in capsys.readouterr().err
