@@ -1,5 +1,6 @@
 # grpo_lab task runner. Every target builds its own virtual environment first.
 #   make lab      open the course in JupyterLab (notebooks/)
+#   make lab-zh   the Chinese edition (notebooks/zh/, 中文版)
 #   make test     every test: unit, property, notebooks (nbval), browser
 #   make figures  regenerate figures/ deterministically
 #   make bench    print the benchmark tables
@@ -12,7 +13,7 @@ TESTSTAMP := $(VENV)/.grpo_lab-test-extras
 TORCH_PIN ?= torch==2.13.0
 PYTEST_ARGS ?=
 
-.PHONY: venv lab test test-fast test-browser figures bench clean-notebooks clean
+.PHONY: venv lab lab-zh test test-fast test-browser figures bench clean-notebooks clean
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,6 +33,9 @@ $(TESTSTAMP): $(STAMP)
 lab: venv
 	$(BIN)/jupyter lab notebooks/
 
+lab-zh: venv
+	$(BIN)/jupyter lab notebooks/zh/
+
 test: $(TESTSTAMP)
 	$(BIN)/python -m pytest -m "not browser" $(PYTEST_ARGS)
 	$(BIN)/python -m pytest tests/browser -m browser $(PYTEST_ARGS)
@@ -46,7 +50,7 @@ bench: venv
 	$(BIN)/python benchmarks/bench_panels.py
 
 clean-notebooks: venv
-	$(BIN)/python -m grpo_lab strip-notebooks notebooks/*.ipynb
+	$(BIN)/python -m grpo_lab strip-notebooks notebooks/*.ipynb notebooks/zh/*.ipynb
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
