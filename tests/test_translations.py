@@ -148,3 +148,19 @@ def test_cli_rejects_a_missing_folder(capsys):
     with pytest.raises(SystemExit):
         cli(["report", "--notebooks", "/no/such/folder"])
     assert "--notebooks" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_chinese_notebook_committed_without_outputs(path):
+    from grpo_lab.notebook_tools import dirty_cells
+
+    assert dirty_cells(T.zh_path(path)) == [], f"{T.zh_path(path).name}: clear outputs with `make clean-notebooks`"
+
+
+def test_readme_zh_is_linked_from_the_top_of_readme_and_its_links_resolve():
+    assert "(README.zh.md)" in (ROOT / "README.md").read_text(encoding="utf-8").splitlines()[0]
+    text = (ROOT / "README.zh.md").read_text(encoding="utf-8")
+    targets = [t for t in _LINK.findall(text) if not re.match(r"[a-z]+:|#", t)]
+    assert [t for t in targets if not (ROOT / t).exists()] == []
+    for path in NOTEBOOKS:                      # every notebook, and its Chinese twin
+        assert f"(notebooks/zh/{path.name})" in text, path.name
