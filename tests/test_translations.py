@@ -164,3 +164,57 @@ def test_readme_zh_is_linked_from_the_top_of_readme_and_its_links_resolve():
     assert [t for t in targets if not (ROOT / t).exists()] == []
     for path in NOTEBOOKS:                      # every notebook, and its Chinese twin
         assert f"(notebooks/zh/{path.name})" in text, path.name
+
+
+# --- property: whatever the English side does, sync keeps what is still valid ---------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_EDITS = st.lists(st.tuples(st.sampled_from(["insert_md", "insert_code", "delete", "edit", "keep"]),
+                            st.integers(0, 30)), max_size=8)
+
+
+def _toy_pair():
+    cells = []
+    for k in range(6):
+        cells.append(nbformat.v4.new_markdown_cell(f"## Section {k}"))
+        cells.append(nbformat.v4.new_code_cell(f"x{k} = {k}"))
+    en = nbformat.v4.new_notebook(cells=cells)
+    zh = T.synced(en)
+    for e, c in zip(en.cells, zh.cells[1:]):
+        if c.cell_type == "markdown":
+            c.source = e.source.replace("Section", "第") + " 节"
+            c.metadata["zh"] = {"source_sha": T.source_sha(e.source)}
+    return en, zh
+
+
+@settings(max_examples=60, deadline=None)
+@given(edits=_EDITS)
+def test_sync_keeps_every_valid_translation_and_flags_the_rest(edits):
+    en, zh = _toy_pair()
+    translated = {c.id: c.source for c in zh.cells if c.cell_type == "markdown"}
+    fresh = set(translated)                   # English cells whose translation is still valid
+    for n, (op, pos) in enumerate(edits):
+        pos %= len(en.cells) + 1
+        if op == "insert_md":
+            en.cells.insert(pos, nbformat.v4.new_markdown_cell(f"New text {n}"))
+        elif op == "insert_code":
+            en.cells.insert(pos, nbformat.v4.new_code_cell(f"y{n} = {n}"))
+        elif op in ("delete", "edit") and pos < len(en.cells):
+            if op == "delete":
+                del en.cells[pos]
+            else:
+                en.cells[pos].source += f" (edited {n})"
+                fresh.discard(en.cells[pos].id)
+    new = T.synced(en, zh)
+    assert T.is_language_cell(new.cells[0]) and len(new.cells) == len(en.cells) + 1
+    for e, z in zip(en.cells, new.cells[1:]):
+        assert z.cell_type == e.cell_type and z.id == e.id
+        if e.cell_type == "code":
+            assert z.source == e.source
+        elif e.id in fresh:                    # untouched: the translation survives, in sync
+            assert z.source == translated[e.id] and z.metadata["zh"]["source_sha"] == T.source_sha(e.source)
+        else:                                  # new or edited: never silently "in sync"
+            rec = z.metadata["zh"]
+            assert rec.get("untranslated") or rec["source_sha"] != T.source_sha(e.source)
