@@ -7,6 +7,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from grpo_lab import translations as T
 from grpo_lab.translations_cli import main as cli
@@ -167,9 +169,6 @@ def test_readme_zh_is_linked_from_the_top_of_readme_and_its_links_resolve():
 
 
 # --- property: whatever the English side does, sync keeps what is still valid ---------------
-
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 _EDITS = st.lists(st.tuples(st.sampled_from(["insert_md", "insert_code", "delete", "edit", "keep"]),
                             st.integers(0, 30)), max_size=8)
