@@ -12,7 +12,13 @@ import numpy as np
 
 
 def finite_float(name: str, value) -> float:
-    """``value`` as a float; raises if it is not a finite real number."""
+    """``value`` as a float; raises if it is not a finite real number.
+
+    Strings (``"0.5"``), bytes, bools and ``None`` are refused rather than converted: a
+    string or a bool where a number belongs is almost always a mistake upstream.
+    """
+    if isinstance(value, (str, bytes, bool, np.bool_)) or value is None:
+        raise TypeError(f"{name} must be a real number, got {value!r}")
     try:
         x = float(value)
     except (TypeError, ValueError):
@@ -56,9 +62,26 @@ def choice(name: str, value, options: Iterable[str]) -> str:
 
 
 def finite_array(name: str, value, *, ndim=None, min_size: int = 1, dtype=float) -> np.ndarray:
-    """A finite numpy array of the given number of dimensions."""
+    """A finite numpy array of the given number of dimensions.
+
+    Refused with a message naming ``name``: ``None``, strings and arrays of strings or
+    objects (``["1", "0"]`` is not converted), and numpy masked arrays (their mask would
+    be ignored; fill or drop the masked entries first). Bool arrays count as 0/1.
+    """
+    if value is None or isinstance(value, (str, bytes)):
+        raise TypeError(f"{name} must be an array of numbers, got {value!r}")
+    if isinstance(value, np.ma.MaskedArray):
+        raise ValueError(f"{name} is a masked array, whose mask would be ignored; pass plain values "
+                         f"(np.ma.compressed(x) drops the masked entries, x.filled(v) fills them)")
     try:
-        arr = np.asarray(value, dtype=dtype)
+        raw = np.asarray(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be an array of numbers, got {type(value).__name__}") from None
+    if raw.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be an array of numbers, got an array of {raw.dtype} "
+                        f"(e.g. strings or None: convert them to numbers first)")
+    try:
+        arr = np.asarray(raw, dtype=dtype)
     except (TypeError, ValueError):
         raise TypeError(f"{name} must be an array of numbers, got {type(value).__name__}") from None
     if ndim is not None:

@@ -208,8 +208,13 @@ def advantages_from_flat(rewards, group_size: int, *, estimator: str = "grpo", s
     if torch_in:
         import torch
 
-        return torch.as_tensor(adv, dtype=rewards.dtype if rewards.is_floating_point() else torch.float32,
-                               device=rewards.device)
+        dtype = rewards.dtype if rewards.is_floating_point() else torch.float32
+        out = torch.as_tensor(adv, dtype=dtype, device=rewards.device)
+        if not bool(torch.isfinite(out).all()):
+            # computed in float64; only the cast back to a narrow dtype can overflow
+            raise ValueError(f"rewards: the advantages overflow {str(dtype).replace('torch.', '')} "
+                             f"(largest |Â| = {abs(adv).max():.4g}); pass the rewards as float32")
+        return out
     return adv
 
 

@@ -42,8 +42,13 @@ LADDER = ("none", "constant", "running", "value", "group", "loo", "optimal")
 
 def prob_a(theta) -> float:
     """p = π(A) = σ(θ)."""
-    theta = _checks.finite_float("theta", theta)
-    return float(1.0 / (1.0 + np.exp(-theta)))
+    return float(_sigmoid(_checks.finite_float("theta", theta)))
+
+
+def _sigmoid(theta):
+    """σ(θ) = 1/(1 + e^−θ); at θ → −∞ e^−θ overflows to inf and σ = 1/inf = 0 exactly (no warning)."""
+    with np.errstate(over="ignore"):
+        return 1.0 / (1.0 + np.exp(-theta))
 
 
 def reward(action: str) -> float:
@@ -161,8 +166,14 @@ def train(rung: str, config: TrainConfig = TrainConfig()) -> np.ndarray:
     estimates: θ ← θ + lr · mean_i (R_i − b_i) ∂log π(a_i).
     """
     rung = _checks.choice("rung", rung, LADDER)
+    if not isinstance(config, TrainConfig):
+        raise TypeError(f"config must be a bandit.TrainConfig, got {type(config).__name__}")
     c = config
     _checks.integer("steps", c.steps, low=1)
+    _checks.integer("seed", c.seed, low=0)
+    _checks.finite_float("constant", c.constant)
+    _checks.in_range("ema", c.ema, 0.0, 1.0)
+    _checks.in_range("value_lr", c.value_lr, 0.0)
     G = _checks.integer("G", c.G, low=2 if rung in ("group", "loo") else 1)
     S = _checks.integer("seeds", c.seeds, low=1)
     lr = _checks.in_range("lr", c.lr, 0.0, low_open=True)
@@ -172,9 +183,9 @@ def train(rung: str, config: TrainConfig = TrainConfig()) -> np.ndarray:
     b_run = np.zeros(S)                                 # running average of rewards
     v = np.zeros(S)                                     # learned scalar value
     out = np.empty((S, c.steps + 1))
-    out[:, 0] = 1.0 / (1.0 + np.exp(-theta))
+    out[:, 0] = _sigmoid(theta)
     for t in range(c.steps):
-        p = 1.0 / (1.0 + np.exp(-theta))                # (S,)
+        p = _sigmoid(theta)                             # (S,)
         is_a = u[t] < p[:, None]                        # (S, G)
         r = is_a.astype(float)
         score = np.where(is_a, 1.0 - p[:, None], -p[:, None])  # (S, G)
@@ -195,7 +206,7 @@ def train(rung: str, config: TrainConfig = TrainConfig()) -> np.ndarray:
         theta = theta + lr * ((r - b) * score).mean(1)
         b_run = c.ema * b_run + (1 - c.ema) * r.mean(1)
         v = v + c.value_lr * (r - v[:, None]).mean(1)   # SGD on ½(R − v)²
-        out[:, t + 1] = 1.0 / (1.0 + np.exp(-theta))
+        out[:, t + 1] = _sigmoid(theta)
     return out
 
 

@@ -40,7 +40,8 @@ Conventions of other libraries (described, not copied):
   times ours (same direction, B-fold step size). Here, as in TRL's ``dr_grpo``, the divisor
   is B'·max_len.
 * verl calls k1/k2/k3 ``"kl"``/``"mse"``/``"low_var_kl"`` (and clamps the last one); these
-  names are accepted as aliases, without the clamp.
+  names are accepted as aliases; instead of verl's clamp, k3 continues along its tangent
+  line past a log-ratio of 20 (see :func:`kl_penalty`).
 * Dual clip (verl's ``clip_ratio_c``, default 3) bounds the loss of Â < 0 tokens whose ratio
   has run far above 1; TRL's GRPO trainer has no dual clip.
 * With one optimiser step per batch (μ = 1 in the GRPO paper, TRL's default
@@ -49,6 +50,7 @@ Conventions of other libraries (described, not copied):
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields
 
 import torch
@@ -62,9 +64,17 @@ MODES = ("seq-mean-token-mean", "token-mean", "seq-mean-token-sum", "seq-mean-to
 MODE_ALIASES = {"grpo": "seq-mean-token-mean", "bnpo": "token-mean", "dapo": "token-mean",
                 "dr_grpo": "seq-mean-token-sum-norm"}
 KL_KINDS = ("k1", "k2", "k3")
-# verl kl_penalty names -> estimator (verl clamps low_var_kl to [-10, 10]; we do not).
+# verl kl_penalty names -> estimator (verl clamps low_var_kl to [-10, 10]; we continue k3 linearly
+# past K3_LOG_RATIO_BOUND instead, see _kl).
 KL_ALIASES = {"kl": "k1", "mse": "k2", "low_var_kl": "k3"}
 LEVELS = ("token", "sequence")
+# Numerical safety (see _clip_log_ratio and _kl). Beyond the clip boundary the clipped branch
+# of eq. (3) is a constant, so the log-ratio is clamped LOG_RATIO_MARGIN above that boundary
+# before exp: the value and gradient are unchanged, and exp can no longer overflow to inf
+# (whose gradient inf·0 is NaN). k3 = e^d − d − 1 (d = log π_ref/π_θ) is continued by its
+# tangent line beyond d = K3_LOG_RATIO_BOUND (k3 there ≈ 4.9e8), so it stays finite in fp32.
+LOG_RATIO_MARGIN = 1.0
+K3_LOG_RATIO_BOUND = 20.0
 
 
 # ---------------------------------------------------------------------------------
@@ -187,12 +197,16 @@ def sequence_ratio(logp, old_logp, mask) -> Tensor:
     return _sequence_ratio(logp, old_logp, m)
 
 
+def _mean_log_ratio(lr: Tensor, m: Tensor) -> Tensor:
+    """mean_t log ρ_{i,t} over the valid tokens of each row, (B, T) -> (B,); 0 for an empty row."""
+    return (lr * m).sum(-1) / _lengths(m).clamp(min=1.0)                # (B,) clamp: avoid 0/0
+
+
 def _sequence_ratio(logp: Tensor, old_logp: Tensor, m: Tensor) -> Tensor:
-    n = _lengths(m).clamp(min=1.0)                                       # (B,) avoid 0/0
-    return torch.exp((_log_ratio(logp, old_logp, m) * m).sum(-1) / n)   # (B,)
+    return torch.exp(_mean_log_ratio(_log_ratio(logp, old_logp, m), m))  # (B,)
 
 
-def _gspo_token_ratio(logp: Tensor, old_logp: Tensor, m: Tensor) -> Tensor:
+def _gspo_token_ratio(lr: Tensor, m: Tensor, a: Tensor, eps_high: float, dual_clip) -> Tensor:
     """GSPO-token's s_{i,t} = sg[s_i] · π_θ(o_{i,t}) / sg[π_θ(o_{i,t})]. Shape (B, T).
 
     Its *value* is s_i on every token; its gradient is ∂s_{i,t}/∂log π(o_{i,t}) = s_i (and 0
@@ -202,10 +216,10 @@ def _gspo_token_ratio(logp: Tensor, old_logp: Tensor, m: Tensor) -> Tensor:
     every token of a row carries the same weight and the same Â — which is always the case
     here, since Â is sequence-level and every :func:`aggregate` mode weighs the tokens of a
     row equally (tests check this). The stop-gradient form keeps ``policy_loss_per_token``
-    truly per-token.
+    truly per-token. ``lr`` (B, T) is log ρ_{i,t}; mean_t log ρ is bounded by
+    :func:`_clip_log_ratio` before exp.
     """
-    s = _sequence_ratio(logp, old_logp, m).detach()                      # (B,) sg[s_i]
-    lr = _log_ratio(logp, old_logp, m)
+    s = torch.exp(_clip_log_ratio(_mean_log_ratio(lr, m), a, eps_high, dual_clip)).detach()  # (B,) sg[s_i]
     return s[:, None] * torch.exp(lr - lr.detach())                      # (B, T), value s_i
 
 
@@ -235,7 +249,7 @@ def broadcast_adv(adv, mask) -> Tensor:
 @dataclass
 class _Clipped:
     loss: Tensor        # (B, T) −ℓ, zero on padding
-    ratio: Tensor       # (B, T) ρ (token) or s_i (sequence), 1 on padding
+    ratio: Tensor       # (B, T) ρ (token) or s_i (sequence), 1 on padding; detached, unclamped
     low: Tensor         # (B, T) bool: Â < 0 and ρ < 1 − ε_low (clipped, zero gradient)
     high: Tensor        # (B, T) bool: Â > 0 and ρ > 1 + ε_high (clipped, zero gradient)
     dual: Tensor        # (B, T) bool: Â < 0 and the dual clip bound is active (zero gradient)
@@ -252,15 +266,36 @@ def _check_policy_inputs(logp, old_logp, adv, mask, eps_low, eps_high, dual_clip
     level = _checks.choice("level", level, LEVELS)
     _check_finite_where("logp", logp, m)
     _check_finite_where("old_logp", old_logp, m)
-    return logp, old_logp, a, m, eps_low, eps_high, dual_clip, level
+    # π_θold and Â are constants of the objective: ρ's gradient comes from logp alone, even
+    # when the caller passes tensors that carry a graph (e.g. old_logp is logp itself)
+    return logp, old_logp.detach(), a.detach(), m, eps_low, eps_high, dual_clip, level
+
+
+def _clip_log_ratio(log_ratio: Tensor, a: Tensor, eps_high: float, dual_clip: float | None) -> Tensor:
+    """log ρ clamped where its size no longer matters: LOG_RATIO_MARGIN above the boundary past
+    which eq. (3) takes the constant clipped branch. Same shape as ``log_ratio`` ((B, T) or (B,)).
+
+    Â ≥ 0: ρ > 1 + ε_high is clipped (Â > 0) or multiplied by 0 (Â = 0). Â < 0 with dual clip
+    c: ρ > c is capped. Â < 0 without dual clip: −ρ·Â grows without bound, so nothing is
+    clamped (an overflow there is a real divergence, which the LM trainer's guard stops).
+    Below the bound the result is ``log_ratio`` itself, bit for bit, with gradient 1.
+    """
+    A = a if log_ratio.ndim == 1 else a[:, None]
+    hi = math.log1p(eps_high) + LOG_RATIO_MARGIN
+    bound = torch.where(A >= 0, torch.full_like(A, hi),
+                        torch.full_like(A, math.inf if dual_clip is None else math.log(dual_clip) + LOG_RATIO_MARGIN))
+    return torch.where(log_ratio > bound, bound.expand_as(log_ratio).to(log_ratio.dtype), log_ratio)
 
 
 def _clipped(logp, old_logp, a, m, eps_low, eps_high, dual_clip, level) -> _Clipped:
     """The clipped term on validated inputs (see :func:`policy_loss_per_token`)."""
+    lr = _log_ratio(logp, old_logp, m)                                   # (B, T) log ρ_{i,t}
     if level == "token":
-        ratio = torch.exp(_log_ratio(logp, old_logp, m))                 # (B, T) ρ_{i,t}, eq. (4)
+        ratio = torch.exp(_clip_log_ratio(lr, a, eps_high, dual_clip))   # (B, T) ρ_{i,t}, eq. (4)
+        reported = torch.exp(lr.detach())                                # the true ρ (may be inf)
     else:
-        ratio = _gspo_token_ratio(logp, old_logp, m)                     # (B, T) value s_i
+        ratio = _gspo_token_ratio(lr, m, a, eps_high, dual_clip)         # (B, T) value s_i
+        reported = torch.exp(_mean_log_ratio(lr.detach(), m))[:, None].expand_as(lr)   # the true s_i
     # Seed 000 §1.2/§2.2 ("the model does not know which token made it good"): the
     # sequence-level advantage Â_i (B,) is copied onto every token (B, T). The ratio is the
     # only factor of ℓ_{i,t} that depends on the position t.
@@ -277,10 +312,10 @@ def _clipped(logp, old_logp, a, m, eps_low, eps_high, dual_clip, level) -> _Clip
         obj = torch.where(A < 0, torch.maximum(obj, floor), obj)
     valid = m > 0
     loss = torch.where(valid, -obj, torch.zeros_like(obj))               # (B, T) loss = −ℓ
-    r = ratio.detach()
+    r = reported
     low = valid & (A < 0) & (r < 1.0 - eps_low)
     high = valid & (A > 0) & (r > 1.0 + eps_high)
-    return _Clipped(loss, ratio, low, high, dual & valid)
+    return _Clipped(loss, r, low, high, dual & valid)
 
 
 def policy_loss_per_token(logp, old_logp, adv, mask, *, eps_low=0.2, eps_high=None,
@@ -325,21 +360,22 @@ def kl_penalty(logp, ref_logp, kind="k3", *, mask=None) -> Tensor:
     * ``"k2"`` = ½(log r)²: ≥ 0, biased (≈ KL only when π_θ ≈ π_ref).
     * ``"k3"`` = u − log u − 1, eq. (5): ≥ 0, 0 when the policies agree, unbiased since
       E_{π_θ}[u] = 1 (seed 000 §3 form 1). Computed as expm1(d) − d, d = log u, which is
-      exact near d = 0.
+      exact near d = 0; past d = ``K3_LOG_RATIO_BOUND`` (20) it continues along its tangent
+      line, so it stays finite (and its gradient bounded) in fp32 at any log-ratio.
 
     Used as a *loss* (differentiated through logp with the samples held fixed) their
     expected gradients differ: E[∇k1] = E[∇log π_θ] = 0, E[∇k2] = ∇KL(π_θ‖π_ref), and
     E[∇k3] = ∇KL(π_ref‖π_θ), the reverse direction (see :mod:`grpo_lab.kl_toy`).
     ``mask`` (optional, (B, T)) zeroes padding positions. verl aliases kl/mse/low_var_kl are
-    accepted (verl clamps low_var_kl to [−10, 10]; no clamp here).
+    accepted (verl clamps low_var_kl to [−10, 10]; here only the linear continuation above).
     """
     kind = resolve_kind(kind)
     logp = _check_2d("logp", logp)
     ref_logp = _check_2d("ref_logp", ref_logp, like=logp)
     m = None if mask is None else _check_mask(mask, logp.shape, logp)
-    if m is not None:
-        _check_finite_where("logp", logp, m)
-        _check_finite_where("ref_logp", ref_logp, m)
+    every = torch.ones_like(logp) if m is None else m                    # no mask: every position counts
+    _check_finite_where("logp", logp, every)
+    _check_finite_where("ref_logp", ref_logp, every)
     return _kl(logp, ref_logp, kind, m)
 
 
@@ -355,7 +391,10 @@ def _kl(logp: Tensor, ref_logp: Tensor, kind: str, m: Tensor | None) -> Tensor:
         kl = 0.5 * log_r**2
     else:
         d = -log_r                                                       # log u = ref_logp − logp
-        kl = torch.expm1(d) - d                                          # u − log u − 1, eq. (5)
+        # u − log u − 1, eq. (5), continued linearly (its tangent) past d = K3_LOG_RATIO_BOUND,
+        # where e^d would overflow fp32 (d ≈ 88); inside the bound the extra term is exactly 0
+        dc = d.clamp(max=K3_LOG_RATIO_BOUND)
+        kl = torch.expm1(dc) - dc + torch.expm1(dc) * (d - dc)
     return kl if m is None else kl * m
 
 

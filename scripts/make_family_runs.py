@@ -2,7 +2,7 @@
 
 Each run costs minutes on a laptop CPU, so notebook 07 loads this file by default (a flag
 cell recomputes live). The runs call the public ``grpo_lab.lm.train`` through
-:func:`grpo_lab.family.run_presets`; nothing here re-implements the loop.
+:func:`grpo_lab.lm.preset_runs.run_presets`; nothing here re-implements the loop.
 
     python scripts/make_family_runs.py                     # the committed file (see DEFAULTS)
     python scripts/make_family_runs.py --jobs 2 --seeds 0,1,2 --steps 150
@@ -51,17 +51,17 @@ def main(argv=None):
 
     import torch
 
-    from grpo_lab import family
+    from grpo_lab.lm import preset_runs
 
-    out = Path(args.out) if args.out else ROOT / "grpo_lab" / "data" / family.RUNS_FILE
+    out = Path(args.out) if args.out else ROOT / "grpo_lab" / "data" / preset_runs.RUNS_FILE
     overrides = dict(steps=args.steps, mu=args.mu, threads=1)
     if args.lr is not None:
         overrides["lr"] = args.lr
     if args.levels is not None:
         overrides["levels"] = tuple(int(x) for x in args.levels.split(","))
     t0 = time.time()
-    df = family.run_presets(args.presets.split(","), [int(s) for s in args.seeds.split(",")], jobs=args.jobs,
-                            **overrides)
+    df = preset_runs.run_presets(args.presets.split(","), [int(s) for s in args.seeds.split(",")], jobs=args.jobs,
+                                 **overrides)
     out.parent.mkdir(parents=True, exist_ok=True)
     df.to_csv(out, index=False, float_format="%.6g")
     meta = {"command": "python scripts/make_family_runs.py " + " ".join(argv if argv is not None else sys.argv[1:]),

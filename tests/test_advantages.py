@@ -291,3 +291,48 @@ def test_extreme_magnitudes_raise_instead_of_nan():
     with pytest.raises(ValueError, match="rewards: leave-one-out"):
         A.rloo_advantages([1e308, 1e308, -1e308])
     np.testing.assert_allclose(A.group_advantages([1e100, -1e100]), [1, -1])
+
+
+# -- issue 16: inputs that used to give a wrong or a confusing answer --------------------------
+def test_masked_arrays_are_refused_not_silently_unmasked():
+    r = np.ma.masked_array([1.0, 0.0, 0.0, 5.0], mask=[0, 0, 0, 1])
+    for f in (A.group_advantages, A.rloo_advantages, A.group_std):
+        with pytest.raises(ValueError, match="rewards is a masked array"):
+            f(r)
+    with pytest.raises(ValueError, match="masked"):
+        A.advantages_from_flat(r, 4)
+
+
+@pytest.mark.parametrize("bad", [["1", "0", "0", "0"], np.array(["1", "0"]), [b"1", b"0"], [None, 1.0]])
+def test_strings_and_objects_are_refused(bad):
+    with pytest.raises(TypeError, match="rewards must be an array of numbers"):
+        A.group_advantages(bad)
+
+
+def test_none_rewards_say_so():
+    with pytest.raises(TypeError, match="rewards must be an array of numbers, got None"):
+        A.group_advantages(None)
+    with pytest.raises(TypeError, match="got None"):
+        A.advantages_from_flat(None, 4)
+
+
+@pytest.mark.parametrize("kw", [{"eps": True}, {"eps": "1e-4"}, {"eps": None}])
+def test_eps_must_be_a_real_number(kw):
+    with pytest.raises(TypeError, match="eps"):
+        A.group_advantages([1.0, 0.0], **kw)
+
+
+@pytest.mark.parametrize("estimator, scale", [("rloo", "group"), ("grpo", "none")])
+def test_float16_overflow_is_an_error_not_inf(estimator, scale):
+    import torch
+
+    r = torch.tensor([65000.0, -65000.0, -65000.0, -65000.0], dtype=torch.float16)
+    with pytest.raises(ValueError, match="float16"):
+        A.advantages_from_flat(r, 4, estimator=estimator, scale=scale)
+    ok = A.advantages_from_flat(r.float(), 4, estimator=estimator, scale=scale)
+    assert torch.isfinite(ok).all()
+
+
+def test_bool_group_size_refused():
+    with pytest.raises(TypeError, match="group_size"):
+        A.advantages_from_flat([1.0, 0.0], True)

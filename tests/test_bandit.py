@@ -124,3 +124,32 @@ def test_training_is_deterministic():
 def test_bad_input_names_the_argument(call, match):
     with pytest.raises((ValueError, TypeError), match=match):
         call()
+
+
+# -- issue 16: bad input -------------------------------------------------------------------------
+@pytest.mark.parametrize("theta", ["0.5", b"0.5", True, None])
+def test_theta_must_be_a_real_number(theta):
+    with pytest.raises(TypeError, match="theta"):
+        bandit.prob_a(theta)
+
+
+def test_extreme_theta_saturates_without_a_warning():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert bandit.prob_a(1e300) == 1.0 and bandit.prob_a(-1e300) == 0.0
+        assert bandit.grad_log_prob(-1e300, "A") == 1.0
+
+
+@pytest.mark.parametrize("kw, name", [({"ema": 2.0}, "ema"), ({"value_lr": -1.0}, "value_lr"),
+                                       ({"constant": "0.5"}, "constant"), ({"lr": "0.5"}, "lr"),
+                                       ({"seed": -1}, "seed"), ({"theta0": True}, "theta0")])
+def test_train_config_fields_are_checked(kw, name):
+    with pytest.raises((TypeError, ValueError), match=name):
+        bandit.train("constant", bandit.TrainConfig(**kw))
+
+
+def test_baseline_string_refused():
+    with pytest.raises(TypeError, match="baseline"):
+        bandit.grad_estimate(0.0, "A", 1.0, baseline="0.5")

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from grpo_lab import family
+from grpo_lab.lm import preset_runs
 from grpo_lab.advantages import group_advantages
 from grpo_lab.losses import token_grad_weights
 
@@ -340,7 +341,7 @@ def test_frozen_batch_variants_match_the_lm_presets():
 # ---------------------------------------------------------------------------------
 def _fake_runs():
     rows = []
-    for p, base in zip(family.RUN_PRESETS, (0.2, 0.3, 0.4, 0.5)):
+    for p, base in zip(preset_runs.RUN_PRESETS, (0.2, 0.3, 0.4, 0.5)):
         for seed in (0, 1):
             for step in range(1, 11):
                 rows.append({"preset": p, "seed": seed, "step": step, "reward_mean": base + 0.01 * step + 0.1 * seed,
@@ -350,42 +351,42 @@ def _fake_runs():
 
 
 def test_summarize_runs_averages_the_last_steps_then_seeds():
-    table = family.summarize_runs(_fake_runs(), last=4, first=2)
-    assert list(table.index) == list(family.RUN_PRESETS)
+    table = preset_runs.summarize_runs(_fake_runs(), last=4, first=2)
+    assert list(table.index) == list(preset_runs.RUN_PRESETS)
     # grpo: steps 7..10 -> 0.2 + 0.085 (seed 0) and +0.1 (seed 1): mean 0.335, sem 0.05
     assert table.loc["grpo", ("reward_mean", "mean")] == pytest.approx(0.335)
     assert table.loc["grpo", ("reward_mean", "sem")] == pytest.approx(0.1 / np.sqrt(2) / np.sqrt(2))
     assert table.loc["grpo", ("reward_mean", "start")] == pytest.approx(0.2 + 0.015 + 0.05)
     with pytest.raises(ValueError, match="last"):
-        family.summarize_runs(_fake_runs(), last=0)
+        preset_runs.summarize_runs(_fake_runs(), last=0)
     with pytest.raises(ValueError, match="df must have"):
-        family.summarize_runs(pd.DataFrame({"x": [1]}))
+        preset_runs.summarize_runs(pd.DataFrame({"x": [1]}))
 
 
 def test_load_family_runs_reads_the_package_data(tmp_path):
-    if not family.runs_path().is_file():
+    if not preset_runs.runs_path().is_file():
         pytest.skip("grpo_lab/data/family_runs.csv not generated yet")
-    df = family.load_family_runs()
-    assert set(family.RUN_PRESETS) <= set(df["preset"])
+    df = preset_runs.load_family_runs()
+    assert set(preset_runs.RUN_PRESETS) <= set(df["preset"])
     assert {"seed", "step", "reward_mean", "len_incorrect", "clip_frac_low", "clip_frac_high"} <= set(df.columns)
     bad = tmp_path / "bad.csv"
     pd.DataFrame({"x": [1]}).to_csv(bad, index=False)
     with pytest.raises(ValueError, match="not a family-runs file"):
-        family.load_family_runs(bad)
+        preset_runs.load_family_runs(bad)
 
 
 def test_run_presets_bad_input():
     with pytest.raises(ValueError, match="presets"):
-        family.run_presets("ppo")
+        preset_runs.run_presets("ppo")
     with pytest.raises(ValueError, match="jobs"):
-        family.run_presets("grpo", jobs=0)
+        preset_runs.run_presets("grpo", jobs=0)
     with pytest.raises(ValueError, match="seeds"):
-        family.run_presets("grpo", seeds=[-1])
+        preset_runs.run_presets("grpo", seeds=[-1])
 
 
 @pytest.mark.slow
 def test_run_presets_calls_the_lm_loop():
-    df = family.run_presets(["grpo", "dapo"], [0], steps=2, warmstart_steps=0, eval_per_level=4, hidden=16,
+    df = preset_runs.run_presets(["grpo", "dapo"], [0], steps=2, warmstart_steps=0, eval_per_level=4, hidden=16,
                             intermediate=32, layers=1, heads=2, prompts_per_step=2, G=2, max_new=4, kl_metric=False)
     assert list(df["preset"].unique()) == ["grpo", "dapo"] and len(df) == 4
     assert {"reward_mean", "clip_frac_low", "eval_before_acc", "eval_after_acc"} <= set(df.columns)

@@ -307,7 +307,7 @@ def test_reinforce_learns_toward_bisection_faster_with_a_baseline():
     assert np.median(value.J[:, -1]) > 0.97 and np.median(value.J[:, -1]) > np.median(plain.J[:, -1])
 
 
-@pytest.mark.parametrize("estimator", gn.ESTIMATORS, ids=lambda e: "-".join(e))
+@pytest.mark.parametrize("estimator", gn.PG_ESTIMATORS, ids=lambda e: "-".join(e))
 def test_one_training_step_is_an_unbiased_gradient_step(estimator):
     # with lr = 1 and one step, θ1 − θ0 is the batch mean of the per-episode estimates
     cfg = gn.TrainConfig(N=12, tries=4, steps=1, batch=20_000, seeds=1, lr=1.0, theta0=0.3, cost=0.1, seed=4)

@@ -98,11 +98,55 @@ def test_metric_columns_present_and_finite(cfg):
         assert 0 <= df.attrs[key]["greedy"]["acc"] <= 1 and df.attrs[key]["sampled"]["n"] > 0
 
 
-def test_every_metric_has_a_one_line_definition():
+def test_every_metric_has_a_one_line_definition_in_both_languages():
+    from grpo_lab.i18n import set_language
+
     for name, text in METRICS.items():
-        assert text and "\n" not in text, name
+        for s in (text.en, text.zh):
+            assert s and "\n" not in s, name
+        assert text.en != text.zh, name
     for col in TIMING_COLUMNS:
         assert col in METRICS
+    try:
+        set_language("zh")
+        zh = metric_definitions((1,))
+    finally:
+        set_language("en")
+    assert zh["acc_L1"] == "同一准确率，只统计难度等级 1 的提示"
+    assert metric_definitions((1,))["acc_L1"] == "the same accuracy restricted to prompts of difficulty level 1"
+
+
+def test_group_reward_std_worked_numbers():
+    from grpo_lab.lm.metrics import group_reward_std
+
+    # seed 000: rewards 1,0,0,0 have population std √3/4 = 0.4330; an all-equal group has 0
+    assert group_reward_std([1, 0, 0, 0, 1, 1, 1, 1], 4) == pytest.approx((3 ** 0.5 / 4) / 2)
+    assert group_reward_std([0, 0, 0, 0], 4) == 0.0
+
+
+def test_last_samples_describe_the_step(cfg):
+    tr = Trainer(cfg.replace(steps=1))
+    assert tr.last_samples is None
+    row = tr.step()
+    df = tr.last_samples
+    P, G = cfg.prompts_per_step, cfg.G
+    assert list(df.columns) == ["group", "prompt", "response", "reward", "adv", "length", "truncated"]
+    assert len(df) == P * G and df["group"].tolist() == [i // G for i in range(P * G)]
+    assert df["reward"].mean() == pytest.approx(row["reward_mean"])
+    assert df.groupby("group")["reward"].std(ddof=0).mean() == pytest.approx(row["group_reward_std"])
+    assert df["length"].mean() == pytest.approx(row["len_mean"]) and df["truncated"].sum() == row["n_truncated"]
+    assert df["adv"].abs().mean() == pytest.approx(row["adv_abs_mean"], rel=1e-5)
+    # eq. (1) on each group's rewards: Â sums to 0 within a group
+    assert np.allclose(df.groupby("group")["adv"].sum(), 0, atol=1e-4)
+    assert all(p.endswith("=") for p in df["prompt"])
+
+
+def test_last_samples_mark_dropped_groups_with_nan_adv(cfg):
+    tr = Trainer(GRPOConfig.preset("dapo", cache_dir=cfg.cache_dir, steps=1, max_sampling_rounds=3, **TINY))
+    row = tr.step()
+    df = tr.last_samples
+    assert len(df) == row["n_groups"] * cfg.G
+    assert df["adv"].notna().sum() == row["n_groups_used"] * cfg.G
 
 
 def test_files_written_every_step(cfg, tmp_path):

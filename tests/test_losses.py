@@ -527,3 +527,92 @@ def test_accepts_numpy_and_bool_mask():
     a = L.policy_loss_per_token(logp.numpy(), old.numpy(), adv.numpy(), mask.numpy().astype(bool))
     b = L.policy_loss_per_token(logp, old, adv, mask)
     assert_close(a, b)
+
+
+# -- issue 16: constants stay constants, and no overflow at the extremes ----------------------
+def test_old_logp_and_adv_carry_no_gradient():
+    # the issue's example: logp and old_logp are the same tensor; ρ's gradient must come from logp alone
+    x = torch.zeros(2, 3, requires_grad=True)
+    adv = torch.tensor([1.0, -1.0], requires_grad=True)
+    L.grpo_loss(x, x, adv, torch.ones(2, 3)).loss.backward()
+    # eq. (6) with ρ = 1: ∂loss/∂log π = −Â_i/(B·|y_i|) = ∓1/6 on every token
+    assert torch.allclose(x.grad, torch.tensor([[-1 / 6] * 3, [1 / 6] * 3]))
+    assert adv.grad is None
+    old = torch.zeros(2, 3, requires_grad=True)
+    L.grpo_loss(torch.zeros(2, 3, requires_grad=True), old, torch.tensor([1.0, -1.0]), torch.ones(2, 3)).loss.backward()
+    assert old.grad is None
+
+
+@pytest.mark.parametrize("level", ["token", "sequence"])
+@pytest.mark.parametrize("z, a, dual_clip, expected", [
+    (89.0, 1.0, None, -1.2),      # Â > 0, ρ = e^89 (inf in fp32): clipped at 1 + ε, loss −1.2·Â
+    (89.0, 1.0, 3.0, -1.2),
+    (89.0, -1.0, 3.0, 3.0),       # Â < 0 and ρ > c: the dual clip caps the loss at −c·Â = 3
+    (89.0, 0.0, None, 0.0),       # Â = 0: no loss whatever ρ is (was inf·0 = NaN)
+    (-100.0, 1.0, None, 0.0),     # ρ = e^−100: ρ·Â, i.e. 0 in fp32
+    (-100.0, -1.0, None, 0.8),    # Â < 0, ρ < 1 − ε: clipped, loss −0.8·Â
+])
+def test_loss_and_gradient_finite_at_extreme_log_ratios(level, z, a, dual_clip, expected):
+    lp = torch.full((2, 3), z, requires_grad=True)                      # fp32
+    out = L.grpo_loss(lp, torch.zeros(2, 3), torch.full((2,), a), torch.ones(2, 3), dual_clip=dual_clip, level=level)
+    out.loss.backward()
+    assert out.loss.item() == pytest.approx(expected, abs=1e-6)
+    assert torch.isfinite(lp.grad).all()
+    if expected != 0.0 or a == 0.0:                                       # clipped / Â = 0: no push at all
+        assert torch.equal(lp.grad, torch.zeros_like(lp.grad))
+
+
+def test_log_ratio_bound_leaves_ordinary_ratios_bit_identical():
+    # the clamp only acts beyond the clip boundary: below it the value and the gradient are unchanged
+    g = torch.Generator().manual_seed(0)
+    lp = (0.3 * torch.randn(4, 5, generator=g)).requires_grad_(True)
+    old = torch.zeros(4, 5)
+    adv = torch.tensor([1.0, -1.0, 0.5, -0.5])
+    out = L.grpo_loss(lp, old, adv, torch.ones(4, 5), eps_low=0.2, eps_high=0.28)
+    out.loss.backward()
+    ratio = torch.exp(lp.detach())
+    A = adv[:, None]
+    ref = -torch.minimum(ratio * A, ratio.clamp(0.8, 1.28) * A).mean(-1).mean()
+    assert out.loss.item() == pytest.approx(ref.item(), rel=1e-6)
+    unclipped = ~(((A > 0) & (ratio > 1.28)) | ((A < 0) & (ratio < 0.8)))
+    assert torch.allclose(lp.grad[unclipped], (-(ratio * A) / 20).expand(4, 5)[unclipped])
+
+
+@pytest.mark.parametrize("d", [100.0, -100.0, 40.0, -40.0])
+def test_k3_finite_with_finite_gradient_at_extreme_log_ratios(d):
+    lp = torch.full((1, 2), d, requires_grad=True)                      # log(π_θ/π_ref) = d, fp32
+    kl = L.kl_penalty(lp, torch.zeros(1, 2), "k3")
+    kl.sum().backward()
+    assert torch.isfinite(kl).all() and torch.isfinite(lp.grad).all() and (kl > 0).all()
+    if d > 0:                                                            # u = e^−d: k3 = e^−d + d − 1 exactly
+        assert kl[0, 0].item() == pytest.approx(math.exp(-d) + d - 1, rel=1e-6)
+    else:                                                                # beyond the bound: k3's tangent line
+        D = L.K3_LOG_RATIO_BOUND
+        assert kl[0, 0].item() == pytest.approx(math.expm1(D) - D + math.expm1(D) * (-d - D), rel=1e-5)
+        assert lp.grad[0, 0].item() == pytest.approx(-math.expm1(D), rel=1e-5)
+
+
+def test_k3_unchanged_inside_the_bound():
+    d = torch.linspace(-L.K3_LOG_RATIO_BOUND, 30.0, 101, dtype=torch.float64)
+    kl = L.kl_penalty(d[None], torch.zeros(1, 101, dtype=torch.float64), "k3")[0]
+    assert torch.equal(kl, torch.expm1(-d) + d)
+
+
+def test_k3_grows_monotonically_past_the_bound():
+    d = -torch.tensor([[10.0, 20.0, 30.0, 100.0, 1000.0]])
+    kl = L.kl_penalty(d, torch.zeros_like(d), "k3")[0]
+    assert (kl.diff() > 0).all() and torch.isfinite(kl).all()
+
+
+def test_kl_penalty_without_a_mask_checks_finiteness():
+    with pytest.raises(ValueError, match="logp must be finite"):
+        L.kl_penalty(torch.tensor([[float("nan"), 0.0]]), torch.zeros(1, 2))
+    with pytest.raises(ValueError, match="ref_logp must be finite"):
+        L.kl_penalty(torch.zeros(1, 2), torch.tensor([[0.0, float("inf")]]))
+
+
+@pytest.mark.parametrize("kw", [{"eps_low": "0.2"}, {"eps_high": True}, {"dual_clip": "3"}, {"beta": "0.1"}])
+def test_string_and_bool_hyperparameters_are_refused(kw):
+    z = torch.zeros(1, 2)
+    with pytest.raises(TypeError, match=next(iter(kw))):
+        L.grpo_loss(z, z, torch.ones(1), torch.ones(1, 2), ref_logp=z, **kw)

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from grpo_lab import family
+from grpo_lab.lm import preset_runs
 from grpo_lab.viz import all_panels
 from grpo_lab.viz.family_panels import (FIGURES, PUSH_UNIT, CreditPanel, FrozenBatchPanel, bar_heights,
                                         bar_widths, runs_figure)
@@ -106,11 +107,11 @@ def test_unknown_control_is_refused():
 
 
 def test_runs_figure_draws_one_line_per_preset():
-    df = family.load_family_runs()
+    df = preset_runs.load_family_runs()
     fig = runs_figure(df, smooth=5)
     ax = fig.axes[0]
     labels = [line.get_label() for line in ax.get_lines()]
-    assert labels == list(family.RUN_PRESETS)
+    assert labels == list(preset_runs.RUN_PRESETS)
     grpo = df[df["preset"] == "grpo"].pivot(index="step", columns="seed", values="reward_mean")
     expected = grpo.rolling(5, min_periods=1, center=True).mean().mean(axis=1).to_numpy()
     np.testing.assert_allclose(ax.get_lines()[0].get_ydata(), expected)

@@ -30,94 +30,29 @@ from __future__ import annotations
 
 import copy
 import json
-import math
-import os
-import shutil
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import torch
 
-from grpo_lab.advantages import advantages_from_flat, degenerate_stats
+from grpo_lab.advantages import advantages_from_flat
 from grpo_lab.losses import grpo_loss, kl_shaped_rewards
+from grpo_lab.lm import checkpoint as ckpt
 from grpo_lab.lm.config import GRPOConfig
-from grpo_lab.lm.evaluation import encode_prompts, evaluate, score
+from grpo_lab.lm.evaluation import evaluate
+from grpo_lab.lm.metrics import (CONDITIONAL_COLUMNS, METRICS, TIMING_COLUMNS, Timer, metric_definitions,
+                                 metrics_markdown, sampling_metrics)
 from grpo_lab.lm.model import load_model, make_model, save_model
-from grpo_lab.lm.rollout import Rollout, sample, token_logp
-from grpo_lab.lm.tasks import AdditionTask, overlong_penalty
+from grpo_lab.lm.rollout import Rollout, token_logp
+from grpo_lab.lm.sampling import sample_step
+from grpo_lab.lm.tasks import AdditionTask
 from grpo_lab.lm.tokenizer import char_tokenizer
 from grpo_lab.lm.warmstart import SFTConfig, warm_start
 
-# One line per metric column (rendered in the docs and notebook 06).
-METRICS = {
-    "step": "GRPO step (1-based); one batch of P·G sampled responses",
-    "reward_mean": "mean reward r_i over every response sampled this step (after shaping)",
-    "reward_std": "standard deviation of those rewards",
-    "acc": "fraction of sampled responses (at the training temperature) that are exactly right",
-    "acc_L{level}": "the same accuracy restricted to prompts of difficulty level {level}",
-    "frac_all_correct": "fraction of groups whose G responses are all correct (退化组: Â = 0, no gradient)",
-    "frac_all_wrong": "fraction of groups whose G responses are all wrong (退化组: Â = 0, no gradient)",
-    "frac_informative": "fraction of groups whose rewards differ (the only groups that carry a gradient)",
-    "n_groups": "groups sampled this step (more than P when dynamic sampling resamples)",
-    "sampling_rounds": "sampling rounds this step (1 unless dynamic sampling resampled)",
-    "n_groups_used": "groups that entered the loss (P, or fewer if dynamic sampling ran out of rounds)",
-    "len_mean": "mean response length |y_i| in tokens (EOS included)",
-    "len_correct": "mean length of correct responses (NaN when the step has none; see n_correct)",
-    "len_incorrect": "mean length of wrong, non-truncated responses (NaN when none; see n_incorrect)",
-    "len_truncated": "mean length of truncated responses, i.e. max_new (NaN when none; see n_truncated)",
-    "n_correct": "number of correct responses this step",
-    "n_incorrect": "number of wrong responses that ended with EOS",
-    "n_truncated": "number of responses that hit max_new without EOS (reward 0)",
-    "frac_truncated": "fraction of responses truncated",
-    "kl": "KL(π_θ‖π_ref) estimate (kl_kind, eq. 5), aggregated like the loss, before the update "
-          "(absent when β = 0 and kl_metric is off; NaN when no group entered the loss)",
-    "loss": "the aggregated loss the optimiser minimised (first inner iteration)",
-    "pg_loss": "its policy-gradient part, aggregate(−ℓ_{i,t}) (first inner iteration)",
-    "clip_frac_low": "fraction of response tokens with Â < 0 and ρ < 1 − ε_low (clipped: no gradient), mean over μ",
-    "clip_frac_high": "fraction of response tokens with Â > 0 and ρ > 1 + ε_high (clipped: no gradient), mean over μ",
-    "ratio_max": "largest importance ratio ρ (or GSPO's s_i) seen over the μ iterations",
-    "entropy": "mean per-token entropy of the sampling distribution softmax(logits/τ), in nats "
-               "(NaN when no group entered the loss)",
-    "adv_abs_mean": "mean |Â_i| over the responses in the loss (0 for a batch of degenerate groups)",
-    "grad_norm": "global L2 norm of the gradient before clipping (mean over μ)",
-    "lr": "learning rate used for this step",
-    "n_tokens": "response tokens generated this step (all sampling rounds)",
-    "seconds": "wall-clock seconds of the whole step",
-    "tokens_per_s": "generated response tokens per second of the step",
-    "completions_per_s": "sampled responses per second of the step",
-    "t_sample": "seconds spent sampling (generation with the KV cache)",
-    "t_score": "seconds spent decoding and verifying",
-    "t_ref": "seconds in the reference-model forward (0 when skipped)",
-    "t_policy": "seconds in the policy forward and the loss",
-    "t_backward": "seconds in backward, gradient clipping and the optimiser step",
-}
-TIMING_COLUMNS = ("seconds", "tokens_per_s", "completions_per_s", "t_sample", "t_score", "t_ref",
-                  "t_policy", "t_backward")
-# Columns that are NaN exactly when their count column is 0.
-CONDITIONAL_COLUMNS = {"len_correct": "n_correct", "len_incorrect": "n_incorrect", "len_truncated": "n_truncated",
-                       "kl": "n_groups_used", "entropy": "n_groups_used"}
-
-
-def metric_definitions(levels=(1, 2, 3)) -> dict[str, str]:
-    """METRICS with the per-level entries expanded for ``levels``."""
-    out = {}
-    for k, v in METRICS.items():
-        if "{level}" in k:
-            for lv in levels:
-                out[k.format(level=lv)] = v.format(level=lv)
-        else:
-            out[k] = v
-    return out
-
-
-def metrics_markdown(levels=(1, 2)) -> str:
-    """The metric definitions as a Markdown table (docs/lm.md embeds it; a test keeps them in sync)."""
-    lines = ["| column | definition |", "| --- | --- |"]
-    lines += [f"| `{k}` | {v} |" for k, v in metric_definitions(levels).items()]
-    return "\n".join(lines)
+__all__ = ["Trainer", "train", "resolve_device", "metric_definitions", "metrics_markdown", "METRICS",
+           "TIMING_COLUMNS", "CONDITIONAL_COLUMNS"]
 
 
 def resolve_device(device: str) -> torch.device:
@@ -126,30 +61,6 @@ def resolve_device(device: str) -> torch.device:
     if device == "cuda" and not torch.cuda.is_available():
         raise ValueError("device='cuda' but no CUDA device is available; use device='auto' or 'cpu'")
     return torch.device(device)
-
-
-class _Timer:
-    """Wall-clock (``t``) and process CPU time (``cpu``) per phase, summed over a step."""
-
-    def __init__(self, device):
-        self.t: dict[str, float] = {}
-        self.cpu: dict[str, float] = {}
-        self.cuda = device.type == "cuda"
-
-    @contextmanager
-    def __call__(self, name):
-        if self.cuda:
-            torch.cuda.synchronize()
-        t0, c0 = time.perf_counter(), time.process_time()
-        yield
-        if self.cuda:
-            torch.cuda.synchronize()
-        self.t[name] = self.t.get(name, 0.0) + time.perf_counter() - t0
-        self.cpu[name] = self.cpu.get(name, 0.0) + time.process_time() - c0
-
-
-def _mean_or_nan(x: np.ndarray) -> float:
-    return float(x.mean()) if x.size else float("nan")
 
 
 class Trainer:
@@ -177,6 +88,10 @@ class Trainer:
         self.eval_after: dict | None = None
         self.warmstart_info: dict = {}
         self.need_ref = cfg.beta > 0 or cfg.kl_metric
+        # the last step's responses, one row each: group, prompt, response, reward, adv, length,
+        # truncated (adv is NaN for groups dynamic sampling dropped); None before the first step
+        self.last_samples: pd.DataFrame | None = None
+        self.last_adv = np.zeros(0)
 
         resumed = cfg.resume and self.out is not None and self._latest_checkpoint() is not None
         if self.out is not None and not resumed and (self.out / "metrics.csv").exists():
@@ -239,7 +154,7 @@ class Trainer:
         P, G = cfg.prompts_per_step, cfg.G
         step = self.step_count + 1
         rng, gen = self._rngs(step)
-        timer = _Timer(self.device)
+        timer = Timer(self.device)
         lr = self.lr_at(step)
         for group in self.opt.param_groups:
             group["lr"] = lr
@@ -248,54 +163,22 @@ class Trainer:
         # ---- Step 1 (采样): G responses per prompt from the current policy -------------------
         # ---- Step 2 (打分): the verifier scores every response ------------------------------
         # (with dynamic sampling, degenerate groups are dropped and more prompts are drawn)
-        kept, all_groups, rounds, n_tokens = [], [], 0, 0
-        while True:
-            rounds += 1
-            problems = self.task.sample(P, rng, stratified=True)
-            ids, pmask = encode_prompts(tok, problems, self.device)
-            self.policy.eval()
-            with timer("sample"):
-                ro = sample(self.policy, ids, pmask, G=G, max_new=cfg.max_new, temperature=cfg.temperature,
-                            eos_id=tok.eos_token_id, pad_id=tok.pad_token_id, generator=gen, amp=self.amp)
-            self.policy.train()
-            with timer("score"):
-                sc = score(self.task, tok, ro, problems)
-                rewards = sc.rewards.copy()                                     # (P·G,)
-                if cfg.overlong_buffer:                                         # DAPO soft overlong shaping
-                    rewards = rewards + overlong_penalty(ro.lengths.cpu().numpy(), cfg.max_new,
-                                                         cfg.overlong_buffer)
-            n_tokens += ro.n_tokens
-            all_groups.append((ro, sc, rewards))
-            if not cfg.dynamic_sampling:
-                kept.append((ro, problems, sc, rewards, np.arange(P)))
-                break
-            informative = np.flatnonzero(~np.all(rewards.reshape(P, G) == rewards.reshape(P, G)[:, :1], axis=1))
-            if informative.size:
-                kept.append((ro, problems, sc, rewards, informative))
-            if sum(k[4].size for k in kept) >= P or rounds >= cfg.max_sampling_rounds:
-                break
-        # the batch that enters the loss: at most P groups
-        parts, rew_parts, used = [], [], 0
-        for ro_k, _, _, rew_k, idx in kept:
-            idx = idx[:P - used]
-            if idx.size == 0:
-                continue
-            parts.append(ro_k.select_groups(idx) if idx.size < ro_k.B // G else ro_k)
-            rew_parts.append(rew_k.reshape(-1, G)[idx].reshape(-1))
-            used += idx.size
-        row = self._sampling_metrics(all_groups, rounds, n_tokens)
+        drawn = sample_step(self.policy, tok, self.task, cfg, rng, gen, timer, self.device, self.amp)
+        batch, rewards, used = drawn.batch(P, G, tok.pad_token_id)
+        row = sampling_metrics(drawn.rounds, G, self.task.levels, drawn.n_tokens)
         row["n_groups_used"] = used
 
-        if used == 0:   # dynamic sampling found no informative group: nothing to learn from
+        self.last_adv = np.zeros(0)
+        if batch is None:   # dynamic sampling found no informative group: nothing to learn from
             row.update(kl=float("nan"), loss=0.0, pg_loss=0.0, clip_frac_low=0.0, clip_frac_high=0.0,
                        ratio_max=1.0, entropy=float("nan"), adv_abs_mean=0.0, grad_norm=0.0)
         else:
-            batch = Rollout.concat(parts, tok.pad_token_id)
-            row.update(self.learn(batch, np.concatenate(rew_parts), timer))
+            row.update(self.learn(batch, rewards, timer))
+        self.last_samples = drawn.samples_frame(P, G, self.last_adv)
         # ---- the batch is discarded; the next step samples afresh -----------------------------
         seconds = time.perf_counter() - t_start
-        row.update(lr=lr, seconds=seconds, tokens_per_s=n_tokens / seconds,
-                   completions_per_s=sum(r.B for r, _, _ in all_groups) / seconds,
+        row.update(lr=lr, seconds=seconds, tokens_per_s=drawn.n_tokens / seconds,
+                   completions_per_s=sum(r.rollout.B for r in drawn.rounds) / seconds,
                    **{f"t_{k}": timer.t.get(k, 0.0) for k in ("sample", "score", "ref", "policy", "backward")})
         if not self.need_ref:
             row.pop("kl", None)
@@ -305,14 +188,14 @@ class Trainer:
         self.rows.append(row)
         return row
 
-    def learn(self, batch: Rollout, rewards, timer: _Timer | None = None) -> dict:
+    def learn(self, batch: Rollout, rewards, timer: Timer | None = None) -> dict:
         """Steps 3–6 on a scored batch: advantages, loss, μ optimiser steps. Returns metrics.
 
         ``rewards`` (B,) are the rewards r_i of ``batch``'s responses, group after group.
         Usable on a hand-made batch (the tests construct one).
         """
         cfg = self.cfg
-        timer = timer or _Timer(self.device)
+        timer = timer or Timer(self.device)
         rewards_t = torch.as_tensor(np.asarray(rewards, dtype=np.float32), device=self.device)   # (B,)
         if rewards_t.ndim != 1 or rewards_t.shape[0] != batch.B:
             raise ValueError(f"rewards must have shape ({batch.B},), one per response; got {tuple(rewards_t.shape)}")
@@ -340,6 +223,7 @@ class Trainer:
         out = self._update(batch, tl, old_logp, adv, ref_logp, timer)
         out["entropy"] = float((tl.entropy * batch.mask).sum() / batch.mask.sum())
         out["adv_abs_mean"] = float(adv.abs().mean())
+        self.last_adv = adv.detach().cpu().numpy()
         return out
 
     def _update(self, batch: Rollout, tl, old_logp, adv, ref_logp, timer) -> dict:
@@ -376,28 +260,6 @@ class Trainer:
         return {"kl": float(first.kl), "loss": float(first.loss.detach()), "pg_loss": float(first.pg_loss),
                 "clip_frac_low": float(np.mean(lows)), "clip_frac_high": float(np.mean(highs)),
                 "ratio_max": rmax, "grad_norm": float(np.mean(gnorms))}
-
-    def _sampling_metrics(self, groups, rounds: int, n_tokens: int) -> dict:
-        G = self.cfg.G
-        lengths = np.concatenate([ro.lengths.cpu().numpy() for ro, _, _ in groups]).astype(float)
-        trunc = np.concatenate([ro.truncated.cpu().numpy() for ro, _, _ in groups])
-        correct = np.concatenate([sc.correct for _, sc, _ in groups])
-        levels = np.concatenate([sc.levels for _, sc, _ in groups])
-        rewards = np.concatenate([r for _, _, r in groups])
-        deg = degenerate_stats(correct.astype(float).reshape(-1, G))
-        wrong = ~correct & ~trunc
-        row = {"reward_mean": float(rewards.mean()), "reward_std": float(rewards.std()),
-               "acc": float(correct.mean())}
-        for lv in self.task.levels:
-            row[f"acc_L{lv}"] = _mean_or_nan(correct[levels == lv].astype(float))
-        row.update(frac_all_correct=deg.all_correct, frac_all_wrong=deg.all_wrong,
-                   frac_informative=float(1.0 - deg.all_correct - deg.all_wrong),
-                   n_groups=int(correct.size // G), sampling_rounds=rounds,
-                   len_mean=float(lengths.mean()), len_correct=_mean_or_nan(lengths[correct]),
-                   len_incorrect=_mean_or_nan(lengths[wrong]), len_truncated=_mean_or_nan(lengths[trunc]),
-                   n_correct=int(correct.sum()), n_incorrect=int(wrong.sum()), n_truncated=int(trunc.sum()),
-                   frac_truncated=float(trunc.mean()), n_tokens=int(n_tokens))
-        return row
 
     # -- evaluation -----------------------------------------------------------------------
     def evaluate(self, *, temperature: float = 0.0, samples: int = 1) -> dict:
@@ -451,39 +313,18 @@ class Trainer:
             (self.out / name).write_text(json.dumps(obj, indent=1))
 
     def _append_metrics(self, row: dict):
-        if self.out is None:
-            return
-        csv = self.out / "metrics.csv"
-        header = not csv.exists()
-        pd.DataFrame([row]).to_csv(csv, mode="a", header=header, index=False)
-        with open(self.out / "metrics.jsonl", "a") as f:
-            f.write(json.dumps({k: (None if isinstance(v, float) and math.isnan(v) else v)
-                                for k, v in row.items()}) + "\n")
+        if self.out is not None:
+            ckpt.append_metrics(self.out, row)
 
     def _latest_checkpoint(self) -> Path | None:
-        d = None if self.out is None else self.out / "checkpoints"
-        if d is None or not d.is_dir():
-            return None
-        steps = sorted(p for p in d.iterdir() if p.name.startswith("step_") and (p / "state.json").exists())
-        return steps[-1] if steps else None
+        return ckpt.latest_checkpoint(self.out)
 
     def save_checkpoint(self, keep: int = 2) -> Path:
         """Policy (safetensors), optimiser state and step under ``out/checkpoints/step_NNNNNN``."""
         if self.out is None:
             raise ValueError("save_checkpoint needs config.out (a run folder)")
-        root = self.out / "checkpoints"
-        path = root / f"step_{self.step_count:06d}"
-        tmp = root / f".tmp_step_{self.step_count:06d}"
-        shutil.rmtree(tmp, ignore_errors=True)
-        save_model(self.policy, self.tok, tmp)
-        torch.save(self.opt.state_dict(), tmp / "optimizer.pt")
-        (tmp / "state.json").write_text(json.dumps({"step": self.step_count, "config": self.cfg.to_dict(),
-                                                    "eval_before": self.eval_before}))
-        shutil.rmtree(path, ignore_errors=True)
-        os.replace(tmp, path)
-        for old in sorted(p for p in root.iterdir() if p.name.startswith("step_"))[:-keep]:
-            shutil.rmtree(old, ignore_errors=True)
-        return path
+        state = {"step": self.step_count, "config": self.cfg.to_dict(), "eval_before": self.eval_before}
+        return ckpt.write_checkpoint(self.out, self.step_count, self.policy, self.tok, self.opt, state, keep=keep)
 
     def _load_checkpoint(self, path: Path):
         state = json.loads((path / "state.json").read_text())
@@ -493,23 +334,12 @@ class Trainer:
                     and not (f == "levels" and tuple(getattr(saved, f)) == tuple(self.cfg.levels)):
                 raise ValueError(f"cannot resume: config field {f!r} is {getattr(self.cfg, f)!r} "
                                  f"but the run in {str(self.out)!r} used {getattr(saved, f)!r}")
-        loaded, _ = load_model(path)
-        self.policy.load_state_dict(loaded.state_dict())
-        self.opt.load_state_dict(torch.load(path / "optimizer.pt", map_location=self.device, weights_only=True))
+        state = ckpt.read_checkpoint(path, self.policy, self.opt, self.device)
         self.step_count = int(state["step"])
         self.eval_before = state.get("eval_before")
         # metrics written after this checkpoint belong to the interrupted future: drop them
-        csv = self.out / "metrics.csv"
-        if csv.exists():
-            df = pd.read_csv(csv)
-            df = df[df["step"] <= self.step_count]
-            df.to_csv(csv, index=False)
-            self.rows = df.to_dict("records")
-            jl = self.out / "metrics.jsonl"
-            if jl.exists():
-                lines = [ln for ln in jl.read_text().splitlines() if ln.strip()
-                         and json.loads(ln)["step"] <= self.step_count]
-                jl.write_text("".join(ln + "\n" for ln in lines))
+        if (self.out / "metrics.csv").exists():
+            self.rows = ckpt.truncate_metrics(self.out, self.step_count)
 
 
 def train(config: GRPOConfig, *, callback=None) -> pd.DataFrame:

@@ -284,7 +284,9 @@ def runs_figure(df=None, *, smooth: int = 10):
     """
     import matplotlib.pyplot as plt
 
-    df = family.load_family_runs() if df is None else df
+    from grpo_lab.lm.preset_runs import load_family_runs
+
+    df = load_family_runs() if df is None else df
     df = df.assign(degenerate=1.0 - df["frac_informative"],
                    clip_frac=df["clip_frac_low"] + df["clip_frac_high"])
     with plt.ioff():

@@ -447,8 +447,8 @@ class VariancePanel(Panel):
     def build(self, fig):
         self.ax_mean, self.ax_var = fig.subplots(1, 2)
         # one pair per baseline: total return R(τ) (left), reward-to-go G_t (right)
-        self.x = np.array([gn.BASELINES.index(b) + (0.0 if ret == "total" else 0.4) for ret, b in gn.ESTIMATORS])
-        colors = [BASELINE_COLORS[b] for _, b in gn.ESTIMATORS]
+        self.x = np.array([gn.BASELINES.index(b) + (0.0 if ret == "total" else 0.4) for ret, b in gn.PG_ESTIMATORS])
+        colors = [BASELINE_COLORS[b] for _, b in gn.PG_ESTIMATORS]
         ax = self.ax_mean
         self.exact = self.dynamic(ax.axhline(0, color="k", lw=1.2, label="exact ∂J/∂θ (by DP)"))
         self.err_bars = self.dynamic(ax.add_collection(LineCollection([], colors=colors, lw=2)))

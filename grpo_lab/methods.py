@@ -1,0 +1,186 @@
+"""The registry of methods: one record per member of the GRPO family (seed 004 §三–四).
+
+What makes "DAPO" or "Dr. GRPO" is a choice among functions that already exist: an
+advantage estimator (:mod:`grpo_lab.advantages`), an aggregation mode and an importance-ratio
+level (:mod:`grpo_lab.losses`), a clip range, and the two DAPO extras that act on the
+sampled batch (dynamic sampling, overlong reward shaping). Each :class:`Method` writes that
+choice down once, with its label, its colour and its paper. Everything else derives from it:
+
+* the LM presets ``GRPOConfig.preset(name)`` (:func:`preset_overrides`),
+* notebook 07's frozen-batch variants (:data:`grpo_lab.frozen_batch.VARIANTS`),
+* notebook 05's length-bias schemes (:data:`grpo_lab.length_bias.SCHEMES`, labels, short labels),
+* the TRL / verl names in :mod:`grpo_lab.lm.handoff` (:data:`TRL_LOSS_TYPE`, :data:`VERL_KL_TYPE`),
+* the colour of a method in every panel and figure (:func:`colour`).
+
+``tests/test_methods.py`` checks that each derived table agrees with this one.
+
+==========  =========  ======  ======================  ========  ==============  =====  =====  =====
+method      Â          ÷ std   aggregation             ratio     ε_low / ε_high  dyn.   overl. β
+==========  =========  ======  ======================  ========  ==============  =====  =====  =====
+grpo        group      group   seq-mean-token-mean     token     0.2 / 0.2       no     0      0.04
+dr_grpo     group      none    seq-mean-token-sum-norm token     0.2 / 0.2       no     0      0
+dapo        group      group   token-mean              token     0.2 / 0.28      yes    2      0
+gspo        group      group   seq-mean-token-mean     sequence  3e-4 / 4e-4     no     0      0
+rloo        rloo       —       seq-mean-token-mean     token     0.2 / 0.2       no     0      0
+ppo         gae        —       token-mean              token     0.2 / 0.2       no     0      0
+==========  =========  ======  ======================  ========  ==============  =====  =====  =====
+
+Colour convention (every panel and figure): a method always has its :func:`colour`; a
+quantity that *pushes a probability up* (Â > 0, a negative gradient weight) is
+:data:`PUSH_UP` (blue) and one that *pushes it down* is :data:`PUSH_DOWN` (red). No method
+colour is blue or red, so the two encodings never collide.
+
+Conventions that differ from TRL / verl (named here once, detailed in
+:mod:`grpo_lab.lm.handoff`): the std is the seeds' population std (TRL and verl use the
+sample std); ``eps_high=None`` means the seed's symmetric ε (= ``eps_low``, as in TRL);
+``overlong_buffer`` counts tokens of the tiny model's budget (DAPO's paper uses 4096 tokens
+of a 20k budget).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from grpo_lab import _checks
+
+ADV_ESTIMATORS = ("grpo", "rloo", "gae")     # group-normalised (eq. 1), leave-one-out, PPO's GAE
+PUSH_UP = "tab:blue"      # probability pushed up: Â > 0, gradient weight < 0
+PUSH_DOWN = "tab:red"     # probability pushed down: Â < 0, gradient weight > 0
+NEUTRAL = "0.55"          # no push (Â = 0, a degenerate group)
+
+
+def resolve_eps_high(eps_low: float, eps_high: float | None) -> float:
+    """The high side of the clip range: ``eps_high``, or ``eps_low`` when it is None.
+
+    The one place the default "ε_high = ε_low" (the seed's symmetric clip, eq. 3) is
+    written; TRL's ``epsilon_high=None`` means the same.
+    """
+    return float(eps_low) if eps_high is None else float(eps_high)
+
+
+@dataclass(frozen=True)
+class Method:
+    """One method of the family as a choice among existing functions.
+
+    Field names are :class:`grpo_lab.lm.config.GRPOConfig`'s where the LM loop has the knob
+    (``adv_scale``, ``adv_std``, ``agg``, ``ratio_level``, ``eps_low``, ``eps_high``,
+    ``dynamic_sampling``, ``overlong_buffer``, ``beta``). ``estimator`` picks the advantage:
+    ``"grpo"`` = :func:`grpo_lab.advantages.group_advantages` with ``adv_scale``/``adv_std``,
+    ``"rloo"`` = :func:`~grpo_lab.advantages.rloo_advantages`, ``"gae"`` = PPO's per-token
+    GAE with a value model (:func:`grpo_lab.credit.gae`; not a group method, so it has no
+    LM preset). ``preset`` says whether ``GRPOConfig.preset(name)`` exists.
+    """
+
+    name: str                       # registry key: "grpo", "dr_grpo", …
+    label: str                      # "Dr. GRPO"
+    short: str                      # short label for legends: "Dr. GRPO 1/C"
+    colour: str                     # matplotlib colour, the same in every panel
+    paper: str                      # reference
+    summary: str                    # what it changes, in one line
+    estimator: str = "grpo"
+    adv_scale: str = "group"        # "group" (÷ group std), "batch", "none" (Dr. GRPO)
+    adv_std: str = "population"     # the seeds' std
+    agg: str = "seq-mean-token-mean"
+    ratio_level: str = "token"
+    eps_low: float = 0.2
+    eps_high: float | None = None   # None = eps_low
+    dynamic_sampling: bool = False
+    overlong_buffer: int = 0
+    beta: float = 0.0
+    preset: bool = True
+
+    def __post_init__(self):
+        from grpo_lab.advantages import SCALES, STDS
+        from grpo_lab.losses import LEVELS, MODES
+
+        _checks.choice("estimator", self.estimator, ADV_ESTIMATORS)
+        _checks.choice("adv_scale", self.adv_scale, SCALES)
+        _checks.choice("adv_std", self.adv_std, STDS)
+        _checks.choice("agg", self.agg, MODES)
+        _checks.choice("ratio_level", self.ratio_level, LEVELS)
+        _checks.in_range("eps_low", self.eps_low, 0.0, 1.0)
+        if self.eps_high is not None:
+            _checks.in_range("eps_high", self.eps_high, 0.0)
+        if self.colour in (PUSH_UP, PUSH_DOWN):
+            raise ValueError(f"colour of {self.name}: blue and red are reserved for PUSH_UP / PUSH_DOWN")
+
+    @property
+    def clip_high(self) -> float:
+        """ε_high with the symmetric default resolved (:func:`resolve_eps_high`)."""
+        return resolve_eps_high(self.eps_low, self.eps_high)
+
+    def config_overrides(self) -> dict:
+        """The GRPOConfig fields this method sets (relative to the dataclass defaults)."""
+        if not self.preset:
+            raise ValueError(f"method {self.name!r} has no LM preset (estimator {self.estimator!r})")
+        return {k: getattr(self, k) for k in CONFIG_FIELDS}
+
+
+# GRPOConfig fields a method record fixes (the rest are run settings).
+CONFIG_FIELDS = ("adv_scale", "adv_std", "agg", "ratio_level", "eps_low", "eps_high", "dynamic_sampling",
+                 "overlong_buffer", "beta")
+
+METHODS: dict[str, Method] = {m.name: m for m in (
+    Method("grpo", "GRPO", "GRPO (6)", "tab:purple", "Shao et al. 2024, DeepSeekMath (arXiv:2402.03300)",
+           "Â = (r − mean)/std (eq. 1), token ratio clipped at 1 ± 0.2 (eq. 3), seq-mean (eq. 6), k3 KL β = 0.04",
+           beta=0.04),
+    Method("dr_grpo", "Dr. GRPO", "Dr. GRPO 1/C", "tab:green", "Liu et al. 2025, Understanding R1-Zero-Like "
+           "Training (arXiv:2503.20783)",
+           "no ÷std (difficulty bias), constant 1/C instead of 1/|y_i| (length bias)",
+           adv_scale="none", agg="seq-mean-token-sum-norm"),
+    Method("dapo", "DAPO", "DAPO (7)", "tab:orange", "Yu et al. 2025, DAPO (arXiv:2503.14476)",
+           "clip-higher (ε_high 0.28), dynamic sampling, token-level mean (eq. 7), overlong shaping",
+           agg="token-mean", eps_high=0.28, dynamic_sampling=True, overlong_buffer=2),
+    Method("gspo", "GSPO", "GSPO", "tab:brown", "Zheng et al. 2025, Group Sequence Policy Optimization "
+           "(arXiv:2507.18071)",
+           "sequence ratio s_i = exp(mean_t log ρ_{i,t}) with a tiny clip range (3e-4 / 4e-4)",
+           ratio_level="sequence", eps_low=3e-4, eps_high=4e-4),
+    Method("rloo", "RLOO", "RLOO", "tab:olive", "Kool et al. 2019; Ahmadian et al. 2024 (arXiv:2402.14740)",
+           "leave-one-out baseline r_i − mean of the other G − 1, no ÷std",
+           estimator="rloo", adv_scale="none", preset=False),
+    Method("ppo", "PPO", "PPO (GAE)", "tab:pink", "Schulman et al. 2017 (arXiv:1707.06347); GAE: Schulman et "
+           "al. 2016 (arXiv:1506.02438)",
+           "a learned value model gives per-token advantages by GAE; the same clipped term",
+           estimator="gae", adv_scale="none", agg="token-mean", preset=False),
+)}
+
+NAMES = tuple(METHODS)
+PRESETS = tuple(n for n, m in METHODS.items() if m.preset)     # the LM presets: grpo, dr_grpo, dapo, gspo
+_BY_LABEL = {m.label: m for m in METHODS.values()}
+
+
+def get(name: str) -> Method:
+    """The record of ``name`` (a key such as ``"dr_grpo"`` or a label such as ``"Dr. GRPO"``)."""
+    if isinstance(name, Method):
+        return name
+    if isinstance(name, str) and name in _BY_LABEL:
+        return _BY_LABEL[name]
+    return METHODS[_checks.choice("method", name, NAMES)]
+
+
+def colour(name: str) -> str:
+    """The method's colour (the same in every notebook and figure)."""
+    return get(name).colour
+
+
+def label(name: str) -> str:
+    return get(name).label
+
+
+def preset_overrides() -> dict[str, dict]:
+    """``GRPOConfig.PRESETS``: preset name -> the fields it sets (every method with an LM preset)."""
+    return {n: METHODS[n].config_overrides() for n in PRESETS}
+
+
+def table():
+    """The registry as a ``pandas.DataFrame``, one row per method (for notebooks 00 and 07)."""
+    import pandas as pd
+
+    rows = [{"method": m.label, "advantage": m.estimator, "÷ std": m.adv_scale, "aggregation": m.agg,
+             "ratio": m.ratio_level, "eps_low": m.eps_low, "eps_high": m.clip_high,
+             "dynamic sampling": m.dynamic_sampling, "overlong buffer": m.overlong_buffer, "beta": m.beta,
+             "paper": m.paper} for m in METHODS.values()]
+    return pd.DataFrame(rows).set_index("method")
+
+
+__all__ = ["Method", "METHODS", "NAMES", "PRESETS", "get", "colour", "label", "preset_overrides", "table",
+           "resolve_eps_high", "PUSH_UP", "PUSH_DOWN", "NEUTRAL", "ADV_ESTIMATORS", "CONFIG_FIELDS"]
