@@ -18,6 +18,11 @@ keeps every translation (matched by cell id, then by identical English text, the
 position among the markdown cells), and inserts new English markdown cells flagged as
 untranslated. A kept translation whose English cell changed keeps its old ``source_sha``,
 so :func:`check` reports it as *stale* until someone re-translates it.
+
+Markdown that the package writes itself in both languages (the Exercises and "Next" cells
+of :mod:`grpo_lab.exercises`) is not translated by hand: :func:`sync` takes its Chinese text
+from the same generator (``exercise_cells(NN, lang="zh")``), and ``metadata["zh"]["generated"]``
+says so; :func:`check` reports such a cell when the generator's Chinese text has changed.
 :func:`export_cells` / :func:`import_cells` move the cells that need work to a plain text
 file and back (the translator edits text, not JSON).
 """
@@ -118,8 +123,38 @@ def _match(en_md, zh_md):
     return pairs
 
 
-def synced(en_nb, zh_nb=None, name="NAME.ipynb"):
-    """The Chinese notebook that :func:`sync` writes for ``en_nb`` (``zh_nb``: the old one)."""
+GENERATOR = "grpo_lab.exercises"
+
+
+def generated_translations(en_path) -> dict[str, tuple[str, str]]:
+    """``{cell id: (English, Chinese)}`` of the markdown cells :mod:`grpo_lab.exercises` writes
+    at the end of ``en_path`` (empty for a notebook without exercises)."""
+    try:
+        from grpo_lab.exercises import notebooks as gen
+    except ModuleNotFoundError as err:     # TODO(exercises): drop once grpo_lab.exercises is on main
+        if err.name not in ("grpo_lab.exercises", "grpo_lab.exercises.notebooks"):
+            raise
+        return {}
+    try:
+        nn = gen.notebook_number(en_path)
+    except ValueError:
+        return {}
+    pairs = [{c.id: c.source for c in gen.exercise_cells(nn, lang=lang) if c.cell_type == "markdown"}
+             for lang in ("en", "zh")]
+    return {i: (en, pairs[1][i]) for i, en in pairs[0].items() if i in pairs[1]}
+
+
+def _generated(cell, zh_source):
+    out = copy.deepcopy(cell)
+    out.source = zh_source
+    out.metadata["zh"] = {"source_sha": source_sha(cell.source), "generated": GENERATOR}
+    return out
+
+
+def synced(en_nb, zh_nb=None, name="NAME.ipynb", generated=None):
+    """The Chinese notebook that :func:`sync` writes for ``en_nb`` (``zh_nb``: the old one;
+    ``generated``: :func:`generated_translations` of the English notebook)."""
+    generated = generated or {}
     old = [c for c in (zh_nb.cells if zh_nb is not None else []) if not is_language_cell(c)]
     en_md = [c for c in en_nb.cells if c.cell_type == "markdown"]
     pairs = dict(zip(map(id, en_md), _match(en_md, [c for c in old if c.cell_type == "markdown"])))
@@ -127,6 +162,8 @@ def synced(en_nb, zh_nb=None, name="NAME.ipynb"):
     for c in en_nb.cells:
         if c.cell_type != "markdown":
             cells.append(_code_copy(c))
+        elif generated.get(c.get("id"), (None,))[0] == c.source:
+            cells.append(_generated(c, generated[c.id][1]))
         elif pairs[id(c)] is None:
             cells.append(_untranslated(c))
         else:
@@ -143,7 +180,7 @@ class Problem:
 
     notebook: str      # e.g. "notebooks/zh/03_group_advantage.ipynb"
     cell: int          # index in the Chinese notebook (the language cell is 0)
-    kind: str          # "missing", "language", "structure", "code", "stale", "untranslated"
+    kind: str          # "missing", "language", "structure", "code", "stale", "untranslated", "generated"
     line: str          # first line of the English cell concerned
 
     def __str__(self) -> str:
@@ -152,7 +189,8 @@ class Problem:
                 "structure": "cells do not line up with the English notebook: run sync",
                 "code": "code cell differs from the English one: run sync",
                 "stale": "English cell changed since this translation was written: re-translate",
-                "untranslated": "not translated yet"}[self.kind]
+                "untranslated": "not translated yet",
+                "generated": f"Chinese text differs from what {GENERATOR} writes: run sync"}[self.kind]
         return f"{self.notebook} cell {self.cell}: {what}  [{self.line}]"
 
 
@@ -165,6 +203,7 @@ def check(en_path, zh_file=None) -> list[Problem]:
         return [Problem(name, 0, "missing", en_path.name)]
     en = nbformat.read(en_path, as_version=4)
     zh = nbformat.read(zh_file, as_version=4)
+    generated = generated_translations(en_path)
     problems = []
     if not zh.cells or not is_language_cell(zh.cells[0]) or zh.cells[0].source != LANG_SOURCE:
         problems.append(Problem(name, 0, "language", _first_line(zh.cells[0].source) if zh.cells else ""))
@@ -185,6 +224,9 @@ def check(en_path, zh_file=None) -> list[Problem]:
             problems.append(Problem(name, idx, "untranslated", line))
         elif rec.get("source_sha") != source_sha(e.source):
             problems.append(Problem(name, idx, "stale", line))
+        elif rec.get("generated") and generated.get(e.id, (None,))[0] == e.source \
+                and generated[e.id][1] != z.source:                  # the generator's Chinese moved on
+            problems.append(Problem(name, idx, "generated", line))
     else:
         if len(body) > len(en.cells):
             problems.append(Problem(name, len(zh.cells) - 1, "structure", "(extra cells at the end)"))
@@ -198,7 +240,7 @@ def sync(folder="notebooks") -> list[Path]:
         out_path = zh_path(en_path)
         en = nbformat.read(en_path, as_version=4)
         old = nbformat.read(out_path, as_version=4) if out_path.exists() else None
-        new = synced(en, old, en_path.name)
+        new = synced(en, old, en_path.name, generated_translations(en_path))
         if old is None or nbformat.writes(new) != nbformat.writes(old):
             out_path.parent.mkdir(parents=True, exist_ok=True)
             nbformat.write(new, out_path)

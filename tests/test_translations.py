@@ -217,3 +217,28 @@ def test_sync_keeps_every_valid_translation_and_flags_the_rest(edits):
         else:                                  # new or edited: never silently "in sync"
             rec = z.metadata["zh"]
             assert rec.get("untranslated") or rec["source_sha"] != T.source_sha(e.source)
+
+
+def test_generated_cells_take_the_generators_chinese_and_follow_its_changes(pair, monkeypatch):
+    """Exercise/Next cells come from grpo_lab.exercises in both languages, not from a translator."""
+    nb = nbformat.read(pair, as_version=4)
+    nb.cells.append(nbformat.v4.new_markdown_cell("**Next:** [04_grpo_loss](04_grpo_loss.ipynb)"))
+    nb.cells[-1].id = "nav-03-next"
+    nbformat.write(nb, pair)
+    zh_text = {"nav-03-next": "**下一篇:** [04_grpo_loss](04_grpo_loss.ipynb)"}
+    monkeypatch.setattr(T, "generated_translations",
+                        lambda path: {"nav-03-next": (nb.cells[-1].source, zh_text["nav-03-next"])})
+    T.sync(pair.parent)
+    assert T.check(pair) == []
+    last = nbformat.read(T.zh_path(pair), as_version=4).cells[-1]
+    assert last.source == zh_text["nav-03-next"] and last.metadata["zh"]["generated"] == T.GENERATOR
+    zh_text["nav-03-next"] = "**下一篇：** [04_grpo_loss](04_grpo_loss.ipynb)"       # the generator's Chinese changed
+    assert [p.kind for p in T.check(pair)] == ["generated"]
+    T.sync(pair.parent)
+    assert T.check(pair) == []
+    # a generator whose English no longer matches the notebook's is ignored: the cell keeps the
+    # translation of its (unchanged) English text
+    monkeypatch.setattr(T, "generated_translations", lambda path: {"nav-03-next": ("something else", "别的")})
+    assert T.check(pair) == []
+    T.sync(pair.parent)
+    assert T.check(pair) == [] and nbformat.read(T.zh_path(pair), as_version=4).cells[-1].source == zh_text["nav-03-next"]
