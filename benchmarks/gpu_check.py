@@ -46,7 +46,7 @@ def main(argv=None):
             dict(hidden=896, intermediate=4864, layers=24, heads=14))
     kv = 2
     tok = char_tokenizer()
-    model = make_model(tok, seed=0, family="qwen2", kv_heads=kv, max_positions=256, **size)
+    model = make_model(tok, seed=0, arch="qwen2", kv_heads=kv, max_positions=256, **size)
     out = {"params": n_params(model), "device": args.device}
 
     # -- 1. frozen batch: loss on CPU fp32 vs device bf16 ---------------------------------
@@ -80,7 +80,7 @@ def main(argv=None):
     model.to("cpu")
 
     # -- 2. the loop on the device ----------------------------------------------------
-    cfg = GRPOConfig.preset("grpo", device=args.device, family="qwen2", warmstart_steps=0, progress=False,
+    cfg = GRPOConfig.preset("grpo", device=args.device, arch="qwen2", warmstart_steps=0, progress=False,
                             G=args.G, prompts_per_step=args.prompts, max_new=args.max_new, levels=(1, 2, 3),
                             threads=None if args.device != "cpu" else 1, kv_heads=kv,
                             steps=args.warmup + args.steps, **size)

@@ -46,6 +46,16 @@ ADV_ESTIMATORS = ("grpo", "rloo", "gae")     # group-normalised (eq. 1), leave-o
 PUSH_UP = "tab:blue"      # probability pushed up: Â > 0, gradient weight < 0
 PUSH_DOWN = "tab:red"     # probability pushed down: Â < 0, gradient weight > 0
 NEUTRAL = "0.55"          # no push (Â = 0, a degenerate group)
+PUSH_CMAP = "RdBu"        # colour map of a push (−∂loss/∂log π, Â, A): > 0 blue, < 0 red
+WEIGHT_CMAP = "RdBu_r"    # colour map of a gradient weight ∂loss/∂log π (< 0 raises log π): < 0 blue
+# Colours of things that are neither a method nor a push (baselines, KL-shaped rewards …)
+OTHER = {"constant": "tab:cyan", "running": "teal", "value": "goldenrod", "optimal": "black",
+         "kl_shaped": "goldenrod", "none": "tab:gray"}
+
+
+def push_colour(x: float, tol: float = 1e-12) -> str:
+    """:data:`PUSH_UP` for x > tol, :data:`PUSH_DOWN` for x < −tol, else :data:`NEUTRAL`."""
+    return PUSH_UP if x > tol else PUSH_DOWN if x < -tol else NEUTRAL
 
 
 def resolve_eps_high(eps_low: float, eps_high: float | None) -> float:
@@ -89,14 +99,9 @@ class Method:
     preset: bool = True
 
     def __post_init__(self):
-        from grpo_lab.advantages import SCALES, STDS
-        from grpo_lab.losses import LEVELS, MODES
-
+        # (adv_scale, adv_std, agg, ratio_level are checked against advantages/losses by
+        # tests/test_methods.py and by GRPOConfig.validate: this module imports no torch)
         _checks.choice("estimator", self.estimator, ADV_ESTIMATORS)
-        _checks.choice("adv_scale", self.adv_scale, SCALES)
-        _checks.choice("adv_std", self.adv_std, STDS)
-        _checks.choice("agg", self.agg, MODES)
-        _checks.choice("ratio_level", self.ratio_level, LEVELS)
         _checks.in_range("eps_low", self.eps_low, 0.0, 1.0)
         if self.eps_high is not None:
             _checks.in_range("eps_high", self.eps_high, 0.0)
@@ -183,4 +188,5 @@ def table():
 
 
 __all__ = ["Method", "METHODS", "NAMES", "PRESETS", "get", "colour", "label", "preset_overrides", "table",
-           "resolve_eps_high", "PUSH_UP", "PUSH_DOWN", "NEUTRAL", "ADV_ESTIMATORS", "CONFIG_FIELDS"]
+           "resolve_eps_high", "PUSH_UP", "PUSH_DOWN", "NEUTRAL", "PUSH_CMAP", "WEIGHT_CMAP", "OTHER",
+           "push_colour", "ADV_ESTIMATORS", "CONFIG_FIELDS"]

@@ -33,9 +33,9 @@ def test_seed_determines_weights_and_leaves_global_rng_alone(tok):
     assert not all(torch.equal(sa[k], sc[k]) for k in sa)
 
 
-@pytest.mark.parametrize("family", ["llama", "qwen2"])
-def test_save_load_round_trip_safetensors(tok, tmp_path, family):
-    m = make_model(tok, seed=3, family=family, **TINY)
+@pytest.mark.parametrize("arch", ["llama", "qwen2"])
+def test_save_load_round_trip_safetensors(tok, tmp_path, arch):
+    m = make_model(tok, seed=3, arch=arch, **TINY)
     save_model(m, tok, tmp_path)
     assert (tmp_path / "model.safetensors").is_file()
     assert not list(tmp_path.glob("*.bin"))
@@ -69,8 +69,8 @@ def test_model_dir_whose_tokenizer_has_no_eos(tok, tmp_path):
 
 
 def test_bad_config_values(tok):
-    with pytest.raises(ValueError, match="family"):
-        tiny_config(tok, family="gpt9")
+    with pytest.raises(ValueError, match="arch"):
+        tiny_config(tok, arch="gpt9")
     with pytest.raises(ValueError, match="hidden"):
         tiny_config(tok, hidden=30, heads=4)
     with pytest.raises(ValueError, match="seed"):

@@ -274,7 +274,9 @@ def test_presets_differ_where_documented():
     assert a.eps_high == 0.28 and a.dynamic_sampling and a.agg == "token-mean" and a.overlong_buffer > 0
     assert s.ratio_level == "sequence" and s.eps_low < 1e-3
     assert GRPOConfig.from_dict(a.to_dict()) == a
-    assert math.isclose(g.to_trl()["beta"], 0.04) and d.to_trl()["loss_type"] == "dr_grpo"
+    from grpo_lab.lm.handoff import to_trl_kwargs
+
+    assert math.isclose(to_trl_kwargs(g)["beta"], 0.04) and to_trl_kwargs(d)["loss_type"] == "dr_grpo"
 
 
 def test_device_cuda_without_cuda_is_a_clear_error(cfg):

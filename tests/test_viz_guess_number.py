@@ -6,10 +6,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from grpo_lab import guess_number as gn
+from grpo_lab import methods
 from grpo_lab.viz.guess_number import (FIGURES, MonteCarloPanel, TrainPanel, TreePanel, ValuesPanel,
                                        VariancePanel, bar_heights, fmt_set, tree_columns)
 
-GREEN, RED = mcolors.to_rgba("tab:green"), mcolors.to_rgba("tab:red")
+UP, DOWN = mcolors.to_rgba(methods.PUSH_UP), mcolors.to_rgba(methods.PUSH_DOWN)   # pushed up / down
 
 
 def face(coll):
@@ -26,7 +27,7 @@ def test_values_panel_shows_the_seed_state_by_default():
     assert r.error is None and r.state == gn.State((9, 10, 11), 2)
     np.testing.assert_allclose(bar_heights(panel.q_bars), [2 / 3, 1, 2 / 3])
     np.testing.assert_allclose(bar_heights(panel.a_bars), [-1 / 9, 2 / 9, -1 / 9])
-    assert face(panel.a_bars) == [rgb(RED), rgb(GREEN), rgb(RED)]          # colour by sign
+    assert face(panel.a_bars) == [rgb(DOWN), rgb(UP), rgb(DOWN)]          # colour by sign
     assert panel.v_line.get_ydata()[0] == pytest.approx(7 / 9)
     np.testing.assert_allclose(panel.pi_dots.get_ydata(), [1 / 3] * 3)
     assert [t.get_text() for t in panel.a_text[:3]] == ["-0.111", "+0.222", "-0.111"]

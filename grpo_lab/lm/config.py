@@ -1,6 +1,7 @@
-"""``GRPOConfig``: every knob of the LM loop, documented, with the 2025 presets.
+"""``GRPOConfig``: every knob of the LM loop, documented, with the method presets.
 
-``GRPOConfig.preset(name, **overrides)`` starts from one of
+``GRPOConfig.preset(name, **overrides)`` starts from the record ``name`` of
+:mod:`grpo_lab.methods` (the one place a method's knobs are written down):
 
 ==========  =======================================================================
 ``grpo``    DeepSeekMath GRPO (seed 000): Â = (r − mean)/std (eq. 1, population std),
@@ -17,23 +18,38 @@
             β = 0.
 ==========  =======================================================================
 
-Every field can be overridden (``GRPOConfig.preset("dapo", beta=0.01)``).
-:meth:`GRPOConfig.validate` raises a ``ValueError`` naming the field for bad values.
+Every field can be overridden (``GRPOConfig.preset("dapo", beta=0.01)``) and carries its
+help text in ``field(metadata={"help": ...})``; ``python -m grpo_lab train`` makes one flag
+per field from it (:mod:`grpo_lab.lm.flags`). :meth:`GRPOConfig.validate` raises a
+``ValueError`` naming the field for bad values. :meth:`GRPOConfig.loss_kwargs` and
+:meth:`GRPOConfig.adv_kwargs` are the arguments of :func:`grpo_lab.losses.grpo_loss` and
+:func:`grpo_lab.advantages.advantages_from_flat` for this config: no caller assembles them
+by hand. The TRL / verl translation is :mod:`grpo_lab.lm.handoff` (which imports this
+module, never the other way round).
+
+This module imports only the core (:mod:`grpo_lab.methods`, :mod:`~grpo_lab.advantages`,
+:mod:`~grpo_lab.losses`) and :mod:`grpo_lab.lm.tasks`: ``import grpo_lab.lm.config`` does
+not load ``transformers``.
 """
 from __future__ import annotations
 
 import dataclasses
 import json
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 
-from grpo_lab import _checks
+from grpo_lab import _checks, methods
 from grpo_lab.advantages import SCALES, STDS
 from grpo_lab.losses import KL_KINDS, LEVELS, MODES
-from grpo_lab.lm.model import FAMILIES
 from grpo_lab.lm.tasks import LEVEL_RANGES
 
 DEVICES = ("auto", "cpu", "cuda")
 KL_FORMS = ("loss", "reward")
+ARCHS = ("llama", "qwen2")      # tiny-model architectures (grpo_lab.lm.model builds them)
+
+
+def _f(default, help: str, **meta):
+    """A dataclass field with its help text (and CLI hints: ``flag``, ``choices``) in metadata."""
+    return field(default=default, metadata={"help": help, **meta})
 
 
 @dataclass
@@ -41,83 +57,95 @@ class GRPOConfig:
     """All settings of one GRPO run on the tiny LM (see the module docstring for presets)."""
 
     # -- run ---------------------------------------------------------------------------
-    preset: str = "grpo"            # name of the preset this config started from (informative)
-    steps: int = 200                # GRPO steps (one batch of P·G responses each)
-    seed: int = 0                   # seeds the model init, task sampling and the sampler
-    out: str | None = None          # run folder: metrics.csv/jsonl, checkpoints; None = in memory only
-    resume: bool = False            # continue from the last checkpoint in ``out``
-    checkpoint_every: int = 0       # save a checkpoint every N steps (0 = only at the end)
-    device: str = "auto"            # "auto" (cuda if available), "cpu" or "cuda"
-    threads: int | None = 1         # torch CPU threads; 1 is fastest for the tiny model on a shared CPU
-                                    # (more threads thrash when the cores are busy); None = torch's default
-    bf16: bool = True               # bf16 autocast on CUDA (ignored on CPU, which runs fp32)
-    progress: bool = True           # tqdm.auto progress bar
+    preset: str = _f("grpo", "recipe (a record of grpo_lab.methods): " + "; ".join(
+        f"{n}: {methods.get(n).summary}" for n in methods.PRESETS), choices=methods.PRESETS)
+    steps: int = _f(200, "GRPO steps (one batch of P·G responses each)")
+    seed: int = _f(0, "seeds the model init, task sampling and the sampler")
+    out: str | None = _f(None, "run folder: metrics.csv/jsonl, config.json, evaluations, checkpoints "
+                               "(None = in memory only)")
+    resume: bool = _f(False, "continue from the last checkpoint in --out (same seed and settings); "
+                             "on CPU the result equals an uninterrupted run")
+    checkpoint_every: int = _f(0, "save a checkpoint every N steps (0 = only at the end)")
+    device: str = _f("auto", "auto = CUDA if available (bf16 autocast) else CPU (fp32)", choices=DEVICES)
+    threads: int | None = _f(1, "torch CPU threads; 1 is fastest for the tiny model on a shared CPU "
+                                "(more threads thrash when the cores are busy); none = torch's default")
+    bf16: bool = _f(True, "bf16 autocast on CUDA (ignored on CPU, which runs fp32)")
+    progress: bool = _f(True, "tqdm progress bar")
 
     # -- model ---------------------------------------------------------------------------
-    model: str | None = None        # local causal-LM directory (+ tokenizer); None = tiny random model
-    family: str = "llama"           # tiny model family: "llama" or "qwen2"
-    hidden: int = 128               # tiny model width
-    intermediate: int = 512         # tiny model MLP width
-    layers: int = 4                 # tiny model depth
-    heads: int = 4                  # tiny model attention heads
-    kv_heads: int | None = None     # tiny model key/value heads (None = heads; fewer = grouped-query attention)
+    model: str | None = _f(None, "local causal-LM directory with its tokenizer; trust_remote_code stays off "
+                                 "(none = a ~1M-parameter tiny model created from a config and warm-started "
+                                 "by SFT)")
+    arch: str = _f("llama", "tiny-model architecture (llama, or qwen2 with q/k/v biases)", choices=ARCHS)
+    hidden: int = _f(128, "tiny model width")
+    intermediate: int = _f(512, "tiny model MLP width")
+    layers: int = _f(4, "tiny model depth")
+    heads: int = _f(4, "tiny model attention heads")
+    kv_heads: int | None = _f(None, "tiny model key/value heads (none = heads; fewer = grouped-query attention)")
 
     # -- task -----------------------------------------------------------------------------
-    levels: tuple = (1, 2)          # addition difficulty levels (1: 0–9, 2: 10–99, 3: 100–999)
-    partial_credit: bool = False    # reward = partial credit instead of 0/1 (seed 004 §三 remedy 4)
-    eval_per_level: int = 200       # held-out problems per level for before/after accuracy
+    levels: tuple = _f((1, 2), "addition difficulty levels, comma-separated (1: 0-9, 2: 10-99, 3: 100-999)",
+                       choices=tuple(LEVEL_RANGES))
+    partial_credit: bool = _f(False, "reward = partial credit instead of 0/1 (seed 004 §三 remedy 4)")
+    eval_per_level: int = _f(200, "held-out problems per level for the before/after accuracy")
 
     # -- warm start (SFT on demonstrations, seed 004 §三 remedy 3) -------------------------
-    warmstart_steps: int = 1000     # cap on SFT steps before the anneal (0 = no warm start)
-    warmstart_target: float | None = 0.5  # stop once every level's probe accuracy reaches this (None = all steps)
-    warmstart_lr: float = 3e-3
-    warmstart_batch: int = 64
-    cache_dir: str | None = None    # warm-start cache (None = $GRPO_LAB_CACHE or ~/.cache/grpo_lab)
+    warmstart_steps: int = _f(1000, "cap on SFT warm-start steps (0 = no warm start; cached)")
+    warmstart_target: float | None = _f(0.5, "stop the warm start once every level's probe accuracy reaches "
+                                             "this (none = run all steps)")
+    warmstart_lr: float = _f(3e-3, "SFT learning rate")
+    warmstart_batch: int = _f(64, "SFT batch size (demonstrations per step)")
+    cache_dir: str | None = _f(None, "warm-start cache (none = $GRPO_LAB_CACHE or ~/.cache/grpo_lab)")
 
     # -- step 1: sampling ----------------------------------------------------------------
-    prompts_per_step: int = 32      # P prompts per step
-    G: int = 8                      # responses per prompt (group size), >= 2
-    max_new: int = 8                # token budget per response (EOS included)
-    temperature: float = 1.0        # sampling temperature (log-probs use the same τ)
+    prompts_per_step: int = _f(32, "P: prompts per step (at least one per level)", flag="prompts")
+    G: int = _f(8, "responses per prompt, the group size (>= 2)")
+    max_new: int = _f(8, "token budget per response (EOS included); Dr. GRPO's constant C")
+    temperature: float = _f(1.0, "sampling temperature τ (log-probs use the same τ)")
 
     # -- step 3: group advantages (eq. 1) ------------------------------------------------
-    adv_scale: str = "group"        # "group" (÷ group std), "batch", "none" (Dr. GRPO)
-    adv_std: str = "population"     # "population" (the seeds) or "sample" (Bessel, TRL/verl)
-    adv_eps: float = 1e-4           # added to the std
+    adv_scale: str = _f("group", "denominator of eq. (1): group (÷ group std), batch (÷ batch std), "
+                                 "none (Dr. GRPO)", choices=SCALES)
+    adv_std: str = _f("population", "std estimator: population (the seeds) or sample (Bessel, TRL/verl)",
+                      choices=STDS)
+    adv_eps: float = _f(1e-4, "ε added to the std in eq. (1)")
 
     # -- steps 4–6: the loss (eqs. 2–7) and the update -----------------------------------
-    eps_low: float = 0.2            # clip range low side, ρ >= 1 − eps_low
-    eps_high: float | None = None   # clip range high side (None = eps_low; DAPO 0.28)
-    dual_clip: float | None = None  # dual-clip bound c > 1 for Â < 0 (None = off)
-    ratio_level: str = "token"      # "token" (eq. 4) or "sequence" (GSPO)
-    agg: str = "seq-mean-token-mean"  # aggregation: eq. (6), "token-mean" eq. (7), Dr. GRPO …
-    beta: float = 0.04              # KL coefficient β
-    kl_kind: str = "k3"             # KL estimator: k1, k2, k3 (eq. 5)
-    kl_form: str = "loss"           # "loss" (form 1, KL term in the loss) or "reward" (form 2)
-    kl_metric: bool = True          # compute the KL column even when β = 0 (costs a reference forward)
-    mu: int = 1                     # μ: policy updates per batch (inner iterations)
-    dedup: bool = True              # run identical (prompt, response) pairs once (exact; saves compute)
-    lr: float = 1e-4                # AdamW learning rate for GRPO
-    lr_warmup: int = 10             # linear learning-rate warm-up over the first N steps (0 = none)
-    weight_decay: float = 0.0
-    max_grad_norm: float = 1.0      # gradient clipping (the grad_norm metric is before clipping)
+    eps_low: float = _f(0.2, "clip range, low side: ρ >= 1 − eps_low (eq. 3)")
+    eps_high: float | None = _f(None, "clip range, high side: ρ <= 1 + eps_high (none = eps_low; DAPO 0.28)")
+    dual_clip: float | None = _f(None, "dual-clip bound c > 1 for Â < 0 (none = off)")
+    ratio_level: str = _f("token", "importance ratio: token (eq. 4) or sequence (GSPO)", choices=LEVELS)
+    agg: str = _f("seq-mean-token-mean", "aggregation: seq-mean-token-mean (eq. 6), token-mean (eq. 7), "
+                                         "seq-mean-token-sum, seq-mean-token-sum-norm (Dr. GRPO 1/C)",
+                  choices=MODES)
+    beta: float = _f(0.04, "KL coefficient β (eq. 2)")
+    kl_kind: str = _f("k3", "KL estimator: k1, k2, k3 (eq. 5)", choices=KL_KINDS)
+    kl_form: str = _f("loss", "where the KL goes: loss (form 1, eq. 2) or reward (form 2, folded into r_i)",
+                      choices=KL_FORMS)
+    kl_metric: bool = _f(True, "log the KL column even when β = 0 (costs a reference forward)")
+    mu: int = _f(1, "μ: policy updates per batch (inner iterations)")
+    dedup: bool = _f(True, "run identical (prompt, response) pairs once (exact; saves compute)")
+    lr: float = _f(1e-4, "AdamW learning rate for GRPO")
+    lr_warmup: int = _f(10, "linear learning-rate warm-up over the first N steps (0 = none)")
+    weight_decay: float = _f(0.0, "AdamW weight decay")
+    max_grad_norm: float = _f(1.0, "gradient clipping by global norm (the grad_norm metric is before clipping)")
 
     # -- DAPO extras ---------------------------------------------------------------------
-    dynamic_sampling: bool = False  # drop degenerate groups, resample until P informative groups
-    max_sampling_rounds: int = 4    # cap on sampling rounds per step with dynamic sampling
-    overlong_buffer: int = 0        # soft overlong shaping over the last N tokens (0 = off)
+    dynamic_sampling: bool = _f(False, "drop degenerate groups (all rewards equal), resample until P "
+                                       "informative groups")
+    max_sampling_rounds: int = _f(4, "cap on sampling rounds per step with dynamic sampling")
+    overlong_buffer: int = _f(0, "soft overlong reward shaping over the last N tokens of the budget (0 = off)")
 
     # -----------------------------------------------------------------------------------
-    PRESETS = {
-        "grpo": {},
-        "dr_grpo": {"adv_scale": "none", "agg": "seq-mean-token-sum-norm", "beta": 0.0},
-        "dapo": {"eps_low": 0.2, "eps_high": 0.28, "dynamic_sampling": True, "agg": "token-mean",
-                 "overlong_buffer": 2, "beta": 0.0},
-        "gspo": {"ratio_level": "sequence", "eps_low": 3e-4, "eps_high": 4e-4, "beta": 0.0},
-    }
+    # preset name -> the fields it sets: derived from the registry (grpo_lab.methods)
+    PRESETS = methods.preset_overrides()
+    # Fields that may differ between an interrupted run and its resumption.
+    RUNTIME_FIELDS = ("steps", "resume", "progress", "out", "device", "threads", "checkpoint_every")
+    # Old names still accepted by from_dict (config.json of earlier runs).
+    RENAMED = {"family": "arch"}
 
     @classmethod
-    def preset(cls, name: str, **overrides) -> "GRPOConfig":
+    def _from_preset(cls, name: str, **overrides) -> "GRPOConfig":
         """The config of preset ``name`` ("grpo", "dr_grpo", "dapo", "gspo") with ``overrides``."""
         if name not in cls.PRESETS:
             raise ValueError(f"preset must be one of {', '.join(map(repr, cls.PRESETS))}; got {name!r}")
@@ -141,7 +169,7 @@ class GRPOConfig:
         c.choice("device", self.device, DEVICES)
         if self.threads is not None:
             c.integer("threads", self.threads, low=1)
-        c.choice("family", self.family, FAMILIES)
+        c.choice("arch", self.arch, ARCHS)
         for name in ("hidden", "intermediate", "layers", "heads"):
             c.integer(name, getattr(self, name), low=1)
         if self.kv_heads is not None:
@@ -185,6 +213,29 @@ class GRPOConfig:
         c.integer("overlong_buffer", self.overlong_buffer, low=0, high=self.max_new)
         return self
 
+    # -- the arguments of the core functions, from one place -------------------------
+    @property
+    def clip_high(self) -> float:
+        """ε_high with the symmetric default resolved (:func:`grpo_lab.methods.resolve_eps_high`)."""
+        return methods.resolve_eps_high(self.eps_low, self.eps_high)
+
+    def adv_kwargs(self) -> dict:
+        """Keyword arguments of :func:`grpo_lab.advantages.advantages_from_flat` (and
+        ``group_advantages``) for step 3: ``scale``, ``std``, ``eps``."""
+        return {"scale": self.adv_scale, "std": self.adv_std, "eps": self.adv_eps}
+
+    def loss_kwargs(self) -> dict:
+        """Keyword arguments of :func:`grpo_lab.losses.grpo_loss` for steps 4–6 (all but the tensors).
+
+        ``mode``, ``max_len`` (= ``max_new``, Dr. GRPO's C), ``eps_low``, ``eps_high``,
+        ``dual_clip``, ``level``, ``kl_kind`` and ``beta`` — β is 0 when the KL is folded into
+        the reward (``kl_form="reward"``), since it must not be counted twice. Pass
+        ``ref_logp`` yourself (the reference log-probs, or None without a KL term).
+        """
+        return {"mode": self.agg, "max_len": self.max_new, "eps_low": self.eps_low, "eps_high": self.eps_high,
+                "dual_clip": self.dual_clip, "level": self.ratio_level, "kl_kind": self.kl_kind,
+                "beta": self.beta if self.kl_form == "loss" else 0.0}
+
     # -- serialisation ---------------------------------------------------------------
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -194,22 +245,28 @@ class GRPOConfig:
     @classmethod
     def from_dict(cls, d: dict) -> "GRPOConfig":
         known = {f.name for f in fields(cls)}
+        d = {cls.RENAMED.get(k, k): v for k, v in d.items()}
         return cls(**{k: (tuple(v) if k == "levels" else v) for k, v in d.items() if k in known}).validate()
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=1, sort_keys=True)
 
-    # Fields that may differ between an interrupted run and its resumption.
-    RUNTIME_FIELDS = ("steps", "resume", "progress", "out", "device", "threads", "checkpoint_every")
 
-    def to_trl(self, num_processes: int = 1) -> dict:
-        """Keyword arguments for ``trl.GRPOConfig`` describing the same recipe (not a TRL object).
+class _PresetAttr:
+    """``GRPOConfig.preset(name, **overrides)`` on the class; the preset's name on an instance.
 
-        Delegates to :func:`grpo_lab.lm.handoff.to_trl_kwargs`, the one mapping (checked
-        against TRL 1.16 in ``tests/test_trl_handoff.py``); see
-        :func:`grpo_lab.lm.handoff.differences_table` for where the conventions differ.
-        """
-        from grpo_lab.lm.handoff import to_trl_kwargs
+    The field ``preset`` (a string, saved in config.json) and the constructor
+    ``GRPOConfig.preset(...)`` share one name (both are public); a plain classmethod would
+    replace the field's default.
+    """
 
-        return to_trl_kwargs(self, num_processes=num_processes)
+    def __get__(self, obj, cls=None):
+        if obj is None:
+            return cls._from_preset
+        return obj.__dict__["preset"]
 
+    def __set__(self, obj, value):
+        obj.__dict__["preset"] = value
+
+
+GRPOConfig.preset = _PresetAttr()

@@ -43,17 +43,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from grpo_lab import methods
+from grpo_lab.losses import KL_ALIASES, MODES
 from grpo_lab.lm.config import GRPOConfig
 
 TRL_VERSION_CHECKED = "1.16.0"
 
-# Our aggregation modes (grpo_lab.losses.MODES) in each framework.
-TRL_LOSS_TYPE = {"seq-mean-token-mean": "grpo",           # eq. (6)
-                 "token-mean": "dapo",                     # eq. (7), tokens of the whole batch
-                 "seq-mean-token-sum-norm": "dr_grpo"}     # Σ / (B · max_completion_length)
-VERL_LOSS_AGG = {m: m for m in ("seq-mean-token-mean", "token-mean", "seq-mean-token-sum",
-                                "seq-mean-token-sum-norm")}
-VERL_KL_TYPE = {"k1": "kl", "k2": "mse", "k3": "low_var_kl"}
+# Our aggregation modes (grpo_lab.losses.MODES) in each framework, derived from the registry:
+# TRL's loss_type is named after the method whose aggregation it is (grpo: eq. 6, dapo: eq. 7
+# over the whole batch's tokens, dr_grpo: Σ / (B · max_completion_length)); losses.MODE_ALIASES
+# reads those names back (tests/test_methods.py checks the two agree).
+TRL_LOSS_TYPE = {methods.get(n).agg: n for n in ("grpo", "dapo", "dr_grpo")}
+VERL_LOSS_AGG = {m: m for m in MODES}                     # verl's loss_agg_mode uses our names
+VERL_KL_TYPE = {kind: name for name, kind in KL_ALIASES.items()}   # k1 kl, k2 mse, k3 low_var_kl
 ACTOR = "actor_rollout_ref.actor."
 ROLLOUT = "actor_rollout_ref.rollout."
 
@@ -81,7 +83,7 @@ def _check(config) -> GRPOConfig:
 
 def _rows(c: GRPOConfig, num_processes: int = 1) -> list[_Row]:
     """Every knob of the recipe, in both frameworks. The single source of the mapping."""
-    eps_high = c.eps_low if c.eps_high is None else c.eps_high
+    eps_high = c.clip_high
     B = c.prompts_per_step * c.G
     rows = [
         _Row("group size G (eq. 1)", {"G": c.G}, {"num_generations": c.G}, {ROLLOUT + "n": c.G}),
@@ -175,7 +177,7 @@ def _row_dual_clip(c: GRPOConfig) -> _Row:
         return _Row(concept, {"dual_clip": None}, {}, {},
                     trl_note="off by default (delta=None)",
                     verl_note="always on in verl's vanilla loss (clip_ratio_c default 3.0); binds only if ρ > 3")
-    eps_high = c.eps_low if c.eps_high is None else c.eps_high
+    eps_high = c.clip_high
     err = ""
     if c.dual_clip <= 1.0 + eps_high:
         err = f"TRL's delta equals a dual clip only when delta > 1 + epsilon_high; got dual_clip = {c.dual_clip}"

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 import numpy as np
 import torch
 
-from grpo_lab.advantages import degenerate_stats
+from grpo_lab.advantages import degenerate_mask, degenerate_stats
 from grpo_lab.i18n import Text
 
 # One line per metric column (rendered in the docs and notebook 06).
@@ -37,8 +37,11 @@ METRICS = {
                              "G 个回答全部正确的组所占比例（退化组：Â = 0，没有梯度）"),
     "frac_all_wrong": Text("fraction of groups whose G responses are all wrong (退化组: Â = 0, no gradient)",
                            "G 个回答全部错误的组所占比例（退化组：Â = 0，没有梯度）"),
-    "frac_informative": Text("fraction of groups whose rewards differ (the only groups that carry a gradient)",
-                             "组内奖励不全相同的组所占比例（只有这些组带来梯度）"),
+    "frac_informative": Text("fraction of groups whose rewards differ (the only groups that carry a gradient); "
+                             "computed from the rewards the advantages see, as dynamic sampling decides (with "
+                             "overlong shaping or partial credit an all-correct group can still be informative)",
+                             "组内奖励不全相同的组所占比例（只有这些组带来梯度）；按优势所用的奖励计算，与动态采样的判断一致"
+                             "（有超长惩罚或部分得分时，全部正确的组也可能带来梯度）"),
     "n_groups": Text("groups sampled this step (more than P when dynamic sampling resamples)",
                      "本步采样的组数（动态采样重采样时多于 P）"),
     "sampling_rounds": Text("sampling rounds this step (1 unless dynamic sampling resampled)",
@@ -154,14 +157,15 @@ def sampling_metrics(rounds, G: int, levels, n_tokens: int) -> dict:
     correct = np.concatenate([r.scored.correct for r in rounds])
     lvls = np.concatenate([r.scored.levels for r in rounds])
     rewards = np.concatenate([r.rewards for r in rounds])
-    deg = degenerate_stats(correct.astype(float).reshape(-1, G))
+    deg = degenerate_stats(correct.astype(float).reshape(-1, G))                 # by correctness
+    informative = ~degenerate_mask(rewards.reshape(-1, G))                      # (N,) by reward, as dynamic sampling
     wrong = ~correct & ~trunc
     row = {"reward_mean": float(rewards.mean()), "reward_std": float(rewards.std()),
            "group_reward_std": group_reward_std(rewards, G), "acc": float(correct.mean())}
     for lv in levels:
         row[f"acc_L{lv}"] = _mean_or_nan(correct[lvls == lv].astype(float))
     row.update(frac_all_correct=deg.all_correct, frac_all_wrong=deg.all_wrong,
-               frac_informative=float(1.0 - deg.all_correct - deg.all_wrong),
+               frac_informative=float(informative.mean()),
                n_groups=int(correct.size // G), sampling_rounds=len(rounds),
                len_mean=float(lengths.mean()), len_correct=_mean_or_nan(lengths[correct]),
                len_incorrect=_mean_or_nan(lengths[wrong]), len_truncated=_mean_or_nan(lengths[trunc]),

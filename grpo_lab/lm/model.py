@@ -1,8 +1,8 @@
 """The policy: a tiny causal LM made from a ``transformers`` config, or any local model.
 
-Default (:func:`make_model`): a Llama-family decoder with hidden size 128, MLP width 512,
+Default (:func:`make_model`): a Llama-architecture decoder with hidden size 128, MLP width 512,
 4 layers, 4 heads and tied input/output embeddings — about 1.05 M parameters with the
-character tokenizer — randomly initialised from a seed. ``family="qwen2"`` gives the
+character tokenizer — randomly initialised from a seed. ``arch="qwen2"`` gives the
 Qwen2 variant (q/k/v biases). :func:`load_model` loads any local causal-LM directory (or a
 hub name the user can reach) with its tokenizer; ``trust_remote_code`` stays off, so only
 architectures that ship with ``transformers`` load. Weights are written as safetensors.
@@ -18,13 +18,14 @@ from transformers import AutoModelForCausalLM, LlamaConfig, Qwen2Config
 from grpo_lab import _checks
 from grpo_lab.lm.tokenizer import check_tokenizer
 
-FAMILIES = {"llama": LlamaConfig, "qwen2": Qwen2Config}
+# architecture name (grpo_lab.lm.config.ARCHS, GRPOConfig.arch) -> its transformers config
+ARCH_CONFIGS = {"llama": LlamaConfig, "qwen2": Qwen2Config}
 
 
-def tiny_config(tok, *, family="llama", hidden=128, intermediate=512, layers=4, heads=4,
+def tiny_config(tok, *, arch="llama", hidden=128, intermediate=512, layers=4, heads=4,
                 kv_heads=None, max_positions=64, tie=True):
     """A small ``LlamaConfig`` / ``Qwen2Config`` sized for ``tok``'s vocabulary."""
-    family = _checks.choice("family", family, FAMILIES)
+    arch = _checks.choice("arch", arch, ARCH_CONFIGS)
     hidden = _checks.integer("hidden", hidden, low=8)
     heads = _checks.integer("heads", heads, low=1)
     if hidden % heads or (hidden // heads) % 2:
@@ -33,7 +34,7 @@ def tiny_config(tok, *, family="llama", hidden=128, intermediate=512, layers=4, 
     if heads % kv_heads:
         raise ValueError(f"heads ({heads}) must be a multiple of kv_heads ({kv_heads})")
     check_tokenizer(tok)
-    return FAMILIES[family](
+    return ARCH_CONFIGS[arch](
         vocab_size=len(tok), hidden_size=hidden,
         intermediate_size=_checks.integer("intermediate", intermediate, low=1),
         num_hidden_layers=_checks.integer("layers", layers, low=1),

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from grpo_lab.advantages import degenerate_mask
 from grpo_lab.lm.evaluation import Scored, encode_prompts, score
 from grpo_lab.lm.rollout import Rollout, sample
 from grpo_lab.lm.tasks import Problem, overlong_penalty
@@ -106,7 +107,7 @@ def sample_step(policy, tok, task, cfg, rng, gen, timer, device, amp: bool) -> S
             rounds.append(SampledRound(ro, problems, sc, rewards, np.arange(P)))
             break
         R = rewards.reshape(P, G)                                           # (P, G)
-        informative = np.flatnonzero(~np.all(R == R[:, :1], axis=1))
+        informative = np.flatnonzero(~degenerate_mask(R))
         rounds.append(SampledRound(ro, problems, sc, rewards, informative))
         n_kept += informative.size
         if n_kept >= P or len(rounds) >= cfg.max_sampling_rounds:

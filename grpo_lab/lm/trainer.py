@@ -115,7 +115,7 @@ class Trainer:
             init = f"path:{Path(cfg.model).resolve() if Path(cfg.model).exists() else cfg.model}"
         else:
             self.tok = char_tokenizer()
-            self.policy = make_model(self.tok, seed=cfg.seed, family=cfg.family, hidden=cfg.hidden,
+            self.policy = make_model(self.tok, seed=cfg.seed, arch=cfg.arch, hidden=cfg.hidden,
                                      intermediate=cfg.intermediate, layers=cfg.layers, heads=cfg.heads,
                                      kv_heads=cfg.kv_heads, max_positions=max(64, 16 + cfg.max_new))
             init = f"random:seed={cfg.seed}"
@@ -219,7 +219,7 @@ class Trainer:
             rewards_t = kl_shaped_rewards(rewards_t, old_logp, ref_logp, batch.mask, beta=cfg.beta,
                                           kind=cfg.kl_kind)
         # ---- Step 3 (组内标准化): Â_i = (r_i − mean)/(std + ε), eq. (1), one scalar per response
-        adv = advantages_from_flat(rewards_t, cfg.G, scale=cfg.adv_scale, std=cfg.adv_std, eps=cfg.adv_eps)  # (B,)
+        adv = advantages_from_flat(rewards_t, cfg.G, **cfg.adv_kwargs())                  # (B,)
         out = self._update(batch, tl, old_logp, adv, ref_logp, timer)
         out["entropy"] = float((tl.entropy * batch.mask).sum() / batch.mask.sum())
         out["adv_abs_mean"] = float(adv.abs().mean())
@@ -229,7 +229,8 @@ class Trainer:
     def _update(self, batch: Rollout, tl, old_logp, adv, ref_logp, timer) -> dict:
         """Steps 4–6 and the optimiser step, μ times on the same batch."""
         cfg = self.cfg
-        beta = cfg.beta if cfg.kl_form == "loss" else 0.0
+        loss_kw = cfg.loss_kwargs()                    # mode, max_len, ε, level, kl_kind, β (0 for kl_form="reward")
+        beta = loss_kw["beta"]
         first, lows, highs, gnorms, rmax = None, [], [], [], 1.0
         for it in range(cfg.mu):
             if it > 0:
@@ -243,9 +244,7 @@ class Trainer:
                 # ---- Step 6: + β·KL per token (k3, eq. 5), form 1
                 out = grpo_loss(tl.logp, old_logp, adv, batch.mask,
                                 ref_logp=ref_logp if (beta > 0 or (it == 0 and ref_logp is not None)) else None,
-                                beta=beta, kl_kind=cfg.kl_kind, mode=cfg.agg, max_len=cfg.max_new,
-                                eps_low=cfg.eps_low, eps_high=cfg.eps_high, dual_clip=cfg.dual_clip,
-                                level=cfg.ratio_level)
+                                **loss_kw)
             with timer("backward"):
                 self.opt.zero_grad(set_to_none=True)
                 out.loss.backward()

@@ -12,12 +12,12 @@ import ipywidgets as widgets
 import numpy as np
 
 from grpo_lab import advantages as adv_mod
-from grpo_lab import bias
+from grpo_lab import bias, methods
 from grpo_lab.viz import register
 from grpo_lab.viz.panel import Panel, dropdown, slider
 
 G_MAX = 8                    # the group editor has this many reward controls
-STD_COLOR, NONE_COLOR = "tab:blue", "tab:orange"
+STD_COLOR, NONE_COLOR = methods.colour("grpo"), methods.colour("dr_grpo")   # ÷ std (GRPO), none (Dr. GRPO)
 SCALE_OPTIONS = [("GRPO: ÷ group std", "group"), ("Dr. GRPO: no std", "none")]
 STD_OPTIONS = [("population (seeds)", "population"), ("sample (TRL, verl)", "sample")]
 STATE_COLORS = {"all_wrong": "tab:red", "informative": "tab:blue", "all_correct": "tab:green"}
@@ -163,7 +163,7 @@ class GroupEditorPanel(_ReadoutPanel):
                 bar.set_width(w)
             self.r_bars[i].set_height(r)
             self.a_bars[i].set_height(a)
-            self.a_bars[i].set_color("tab:green" if a > 0 else "tab:red" if a < 0 else "0.6")
+            self.a_bars[i].set_color(methods.push_colour(a))
             self.a_labels[i].set_position((x[i], a + (0.08 if a >= 0 else -0.08)))
             self.a_labels[i].set_va("bottom" if a >= 0 else "top")
             self.a_labels[i].set_text(f"{a:+.2f}" if a != 0 else "0")
@@ -329,7 +329,7 @@ class NoisePanel(_ReadoutPanel):
         self.l_std = self.dynamic(ax.plot([], [], color=STD_COLOR, lw=2, label="GRPO: (r − mean)/(std + ε)")[0])
         self.l_approx = self.dynamic(ax.plot([], [], color=STD_COLOR, lw=1, ls=":", label="E[std] / (E[std] + ε)")[0])
         self.l_none = self.dynamic(ax.plot([], [], color=NONE_COLOR, lw=2, label="Dr. GRPO: r − mean")[0])
-        self.signal = self.dynamic(ax.axhline(1, color="tab:green", ls="--", lw=1, label="a real 1-of-G group (GRPO)"))
+        self.signal = self.dynamic(ax.axhline(1, color=STD_COLOR, ls="--", lw=1, label="a real 1-of-G group (GRPO)"))
         self.cross = self.dynamic(ax.axvline(1e-4, color="k", lw=0.8, alpha=0.6, label="σ where E std = ε"))
         ax.set_xlabel("reward noise σ (all responses equally good)")
         ax.set_ylabel("RMS advantage in the group")

@@ -5,13 +5,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from grpo_lab import bandit
+from grpo_lab import bandit, methods
 from grpo_lab.viz import register
 from grpo_lab.viz.panel import Panel, slider
 
-LADDER_COLORS = {"none": "tab:gray", "constant": "tab:blue", "running": "tab:cyan",
-                 "value": "tab:purple", "group": "tab:orange", "loo": "tab:red",
-                 "optimal": "tab:green"}
+LADDER_COLORS = {**{k: methods.OTHER[k] for k in ("none", "constant", "running", "value", "optimal")},
+                 "group": methods.colour("grpo"), "loo": methods.colour("rloo")}
 
 
 # ---------------------------------------------------------------------------------

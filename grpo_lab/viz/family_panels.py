@@ -18,12 +18,11 @@ import ipywidgets as widgets
 import matplotlib as mpl
 import numpy as np
 
-from grpo_lab import family
+from grpo_lab import family, methods
 from grpo_lab.viz import register
 from grpo_lab.viz.panel import Panel, dropdown, slider
 
-VARIANT_COLORS = {"GRPO": "tab:blue", "Dr. GRPO": "tab:green", "DAPO": "tab:orange",
-                  "GSPO": "tab:purple", "RLOO": "tab:red"}
+VARIANT_COLORS = {v: methods.colour(v) for v in family.VARIANTS}      # the registry's colours
 PUSH_UNIT = 1e-3          # bars of the total push are drawn in units of 1e-3
 
 
@@ -135,7 +134,7 @@ class FrozenBatchPanel(Panel):
         self.desc_html = widgets.HTML()
         self.info_html = widgets.HTML()
 
-        cmap = mpl.colormaps["RdBu"].with_extremes(bad="0.92")
+        cmap = mpl.colormaps[methods.PUSH_CMAP].with_extremes(bad="0.92")
         self.meshes, heat_axes = {}, []
         for j, v in enumerate(self.variants):
             ax = fig.add_subplot(bottom[0, j])
@@ -231,14 +230,14 @@ class CreditPanel(Panel):
 
         ax = self.ax_a
         ax.axvspan(self.seq.key - 0.5, self.seq.key + 0.5, color="gold", alpha=0.3)
-        self.bars = self.dynamic(*ax.bar(x, np.zeros(T), width=0.6, color="tab:blue", label="GAE A_t (γ, λ)"))
+        self.bars = self.dynamic(*ax.bar(x, np.zeros(T), width=0.6, color=methods.colour("ppo"), label="GAE A_t (γ, λ)"))
         self.td_line = self.dynamic(ax.plot(x, np.zeros(T), "v", color="tab:cyan", ms=6,
                                             label="λ = 0: TD error δ_t")[0])
         self.mc_line = self.dynamic(ax.plot(x, np.zeros(T), "_", color="navy", ms=14, mew=2,
                                             label="λ = 1: return-to-go − V_t")[0])
-        self.grpo_line = self.dynamic(ax.step(x, np.zeros(T), where="mid", color="tab:orange", lw=2.2,
+        self.grpo_line = self.dynamic(ax.step(x, np.zeros(T), where="mid", color=methods.colour("grpo"), lw=2.2,
                                               label="GRPO Â_i = +1.73 on every token")[0])
-        self.base_line = self.dynamic(ax.step(x, np.zeros(T), where="mid", color="tab:green", lw=1.5, ls="--",
+        self.base_line = self.dynamic(ax.step(x, np.zeros(T), where="mid", color=methods.colour("dr_grpo"), lw=1.5, ls="--",
                                               label="r_i − mean = 0.75 (Dr. GRPO) on every token")[0])
         self.info = self.dynamic(ax.text(0.01, 0.85, "", transform=ax.transAxes, ha="left", va="top",
                                          fontsize=8, family="monospace"))
@@ -266,8 +265,7 @@ class CreditPanel(Panel):
 # ---------------------------------------------------------------------------------
 # Static figure: the cached short training runs per preset
 # ---------------------------------------------------------------------------------
-PRESET_COLORS = {"grpo": VARIANT_COLORS["GRPO"], "dr_grpo": VARIANT_COLORS["Dr. GRPO"],
-                 "dapo": VARIANT_COLORS["DAPO"], "gspo": VARIANT_COLORS["GSPO"]}
+PRESET_COLORS = {p: methods.colour(p) for p in methods.PRESETS}
 RUN_PANELS = (("reward_mean", "reward (mean over the step's answers)"),
               ("len_incorrect", "length of wrong answers |y_i| (tokens)"),
               ("degenerate", "degenerate groups (fraction of those sampled)"),

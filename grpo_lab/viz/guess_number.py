@@ -16,13 +16,14 @@ from matplotlib.collections import LineCollection, PolyCollection
 from matplotlib.ticker import MaxNLocator
 
 from grpo_lab import guess_number as gn
+from grpo_lab import methods
 from grpo_lab.viz import register
 from grpo_lab.viz.panel import Panel, dropdown, slider
 
-POS, NEG, ZERO = "tab:green", "tab:red", "0.55"
+POS, NEG, ZERO = methods.PUSH_UP, methods.PUSH_DOWN, methods.NEUTRAL   # A > 0 raises π(a|h)
 SEED_HINT_TEXT = "8 higher, 12 lower"
 N_MAX = 100
-BASELINE_COLORS = {"none": "tab:gray", "constant": "tab:blue", "value": "tab:green"}
+BASELINE_COLORS = {b: methods.OTHER[b] for b in ("none", "constant", "value")}
 BASELINE_LABELS = {"none": "no baseline", "constant": "constant b", "value": "b = exact V(h_t)"}
 
 
@@ -312,7 +313,7 @@ class TreePanel(HintEditorMixin, Panel):
             node.set_x(x)
             leaf.set_x(x)
             node.set_text(f"{b.guess}: Q {b.q:.2f}")
-            node.get_bbox_patch().set_facecolor({POS: "#d8f0d8", NEG: "#f8d8d8", ZERO: "#eeeeee"}[sign_color(b.a)])
+            node.get_bbox_patch().set_facecolor({POS: "#d6e6f5", NEG: "#f8d8d8", ZERO: "#eeeeee"}[sign_color(b.a)])
             leaf.set_text(f"↓{fmt_set(b.lower)}" + (f": {b.v_lower:.2f}" if b.lower else "") +
                           f"\n↑{fmt_set(b.higher)}" + (f": {b.v_higher:.2f}" if b.higher else ""))
             segs += [[(0.5, 0.87), (x, 0.68)], [(x, 0.52), (x, 0.38)]]
@@ -539,7 +540,7 @@ class TrainPanel(Panel):
         self.ax_sd.set_xlabel("step")
         self.ax_sd.set_ylabel("std of J(θ_t) across seeds")
         ax = self.ax_map
-        self.image = self.dynamic(ax.imshow(np.zeros((N_MAX, N_MAX)), cmap="RdYlGn", vmin=-0.3, vmax=0.3,
+        self.image = self.dynamic(ax.imshow(np.zeros((N_MAX, N_MAX)), cmap=methods.PUSH_CMAP, vmin=-0.3, vmax=0.3,
                                             origin="lower", extent=(-0.5, 39.5, 0.5, 40.5), aspect="auto",
                                             interpolation="nearest"))
         fig.colorbar(self.image, ax=ax, shrink=0.8, label="A(h, a)")

@@ -20,8 +20,7 @@ from grpo_lab import length_bias as lb
 from grpo_lab.viz import register
 from grpo_lab.viz.panel import Panel, dropdown, slider
 
-COLORS = {"grpo": "tab:red", "dapo": "tab:blue", "dr_grpo": "tab:green", "gspo": "tab:orange",
-          "seq_sum": "tab:gray"}
+COLORS = {s: lb.colour(s) for s in lb.SCHEMES}      # the methods' colours (grpo_lab.methods)
 LIMIT_LADDER = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0)
 G_EDITOR = 4
 MAX_SLIDER_LEN = 40

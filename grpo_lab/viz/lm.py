@@ -12,6 +12,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from grpo_lab import methods
+
 LEVEL_COLORS = {1: "tab:green", 2: "tab:orange", 3: "tab:red"}
 
 
@@ -158,7 +160,7 @@ def step_anatomy_figure():
     fig, axes = plt.subplots(1, 3, figsize=(11, 3.0), layout="constrained",
                              gridspec_kw={"width_ratios": [1.1, 1, 1]})
     y = np.arange(4)
-    axes[0].barh(y, adv, color=["tab:green" if v > 0 else "tab:red" for v in adv])
+    axes[0].barh(y, adv, color=[methods.push_colour(v) for v in adv])
     for i, (r, v) in enumerate(zip(rewards, adv)):
         axes[0].text(v, i, f" r={r:.0f}, Â={v:+.2f}", va="center", ha="left" if v > 0 else "right", fontsize=8)
     axes[0].set_yticks(y, [f"3+4={t}" for t in texts])
@@ -168,7 +170,7 @@ def step_anatomy_figure():
     axes[0].set_title("step 3: Â_i, one number per response (eq. 1)", fontsize=9)
     lim = float(np.abs(np.concatenate([w6, w7])).max())
     for ax, w, name in ((axes[1], w6, "eq. (6) seq-mean"), (axes[2], w7, "eq. (7) token-mean")):
-        ax.imshow(np.where(mask.numpy() > 0, w, np.nan), cmap="RdBu", vmin=-lim, vmax=lim, aspect="auto")
+        ax.imshow(np.where(mask.numpy() > 0, w, np.nan), cmap=methods.WEIGHT_CMAP, vmin=-lim, vmax=lim, aspect="auto")
         for i, tk in enumerate(tokens):
             for t, ch in enumerate(tk):
                 ax.text(t, i, f"{ch}\n{w[i, t]:+.3f}", ha="center", va="center", fontsize=7,

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import matplotlib.colors as mcolors
 import numpy as np
 
-from grpo_lab import inner_steps, kl_toy, losses
+from grpo_lab import inner_steps, kl_toy, losses, methods
 from grpo_lab.viz import register
 from grpo_lab.viz.panel import Panel, dropdown, slider
 
@@ -74,7 +74,7 @@ class ClipPanel(Panel):
         for (sign, kind), ax in self.ax.items():
             ref = rho * sign if kind == "obj" else rho * sign
             ax.plot(rho, ref, ls=":", color="0.55", lw=1, label="unclipped ρ·Â" if kind == "obj" else "ρ·Â")
-            color = "tab:green" if sign > 0 else "tab:red"
+            color = methods.push_colour(sign)
             self.lines[sign, kind] = self.dynamic(ax.plot([], [], color=color, lw=2.2)[0])
             self.spans[sign, kind] = [self.dynamic(ax.axvspan(0, 0, color="0.5", alpha=0.25, lw=0))
                                       for _ in range(2)]
@@ -134,7 +134,7 @@ class TokenWeightsPanel(Panel):
         gs = fig.add_gridspec(1, 3, width_ratios=[1.0, 1.0, 0.45])
         self.ax_w, self.ax_r, self.ax_a = (fig.add_subplot(gs[0, i]) for i in range(3))
         zeros = np.zeros((G, T))
-        self.im_w = self.dynamic(self.ax_w.imshow(zeros, cmap="RdBu", vmin=-PUSH_LIM, vmax=PUSH_LIM,
+        self.im_w = self.dynamic(self.ax_w.imshow(zeros, cmap=methods.PUSH_CMAP, vmin=-PUSH_LIM, vmax=PUSH_LIM,
                                                   aspect="auto", interpolation="nearest"))
         self.im_r = self.dynamic(self.ax_r.imshow(zeros + 1, cmap="PuOr_r", aspect="auto", interpolation="nearest",
                                                   norm=mcolors.TwoSlopeNorm(1.0, 0.5, 1.5)))
@@ -166,7 +166,7 @@ class TokenWeightsPanel(Panel):
         self.clip_marks_w.set_data(tt, ii)
         for bar, a in zip(self.bars, r["adv"]):
             bar.set_width(a)
-            bar.set_color("tab:green" if a > 0 else "tab:red")
+            bar.set_color(methods.push_colour(a))
         self.info.set_text(f"clipped: {100 * r['clip_frac']:.0f}%")
 
 
@@ -200,10 +200,10 @@ class InnerStepsPanel(Panel):
         ax = self.ax_r
         self.bars = self.dynamic(*ax.bar(np.arange(1, MU_MAX + 1), np.zeros(MU_MAX), color="tab:purple",
                                          alpha=0.35, label="fraction of tokens clipped"))
-        self.rmax = self.dynamic(ax.plot([], [], "^-", color="tab:green", label="max ρ")[0])
-        self.rmin = self.dynamic(ax.plot([], [], "v-", color="tab:red", label="min ρ")[0])
-        self.hi = self.dynamic(ax.axhline(1.2, color="tab:green", ls="--", lw=1))
-        self.lo = self.dynamic(ax.axhline(0.8, color="tab:red", ls="--", lw=1))
+        self.rmax = self.dynamic(ax.plot([], [], "^-", color=methods.PUSH_UP, label="max ρ")[0])
+        self.rmin = self.dynamic(ax.plot([], [], "v-", color=methods.PUSH_DOWN, label="min ρ")[0])
+        self.hi = self.dynamic(ax.axhline(1.2, color=methods.PUSH_UP, ls="--", lw=1))
+        self.lo = self.dynamic(ax.axhline(0.8, color=methods.PUSH_DOWN, ls="--", lw=1))
         ax.axhline(1.0, color="0.6", lw=0.8)
         ax.set_xlim(0.4, MU_MAX + 0.6)
         ax.set_ylim(0, 2.4)
@@ -408,7 +408,7 @@ class KLPlacementPanel(Panel):
         self.im = {}
         for (f, row), ax in self.ax.items():
             lim = PLACE_LIM if row == 0 else DIFF_LIM
-            cmap = "RdBu" if row == 0 else "PiYG"
+            cmap = methods.PUSH_CMAP if row == 0 else "PiYG"
             self.im[f, row] = self.dynamic(ax.imshow(zeros, cmap=cmap, vmin=-lim, vmax=lim, aspect="auto",
                                                      interpolation="nearest"))
             ax.plot([DRIFT_TOKEN[1]], [DRIFT_TOKEN[0]], "s", mfc="none", mec="k", ms=11)
@@ -428,7 +428,7 @@ class KLPlacementPanel(Panel):
         y = np.arange(6)
         self.b0 = self.dynamic(*self.ax_a.barh(y - 0.27, np.zeros(6), height=0.27, color="0.6",
                                                label="task reward only (form 1)"))
-        self.b2 = self.dynamic(*self.ax_a.barh(y + 0.0, np.zeros(6), height=0.27, color="tab:orange",
+        self.b2 = self.dynamic(*self.ax_a.barh(y + 0.0, np.zeros(6), height=0.27, color=methods.OTHER["kl_shaped"],
                                                label="KL-shaped reward (form 2)"))
         self.ax_a.set_ylim(5.6, -0.6)
         self.ax_a.set_xlim(-2.5, 2.5)
