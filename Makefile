@@ -4,6 +4,7 @@
 #   make test     every test: unit, property, notebooks (nbval), browser
 #   make figures  regenerate figures/ deterministically
 #   make bench    print the benchmark tables
+#   make solutions  instructor copies of the notebooks: build/solutions (answers filled in), build/nbgrader
 PYTHON    ?= python3
 VENV      ?= .venv
 BIN       := $(VENV)/bin
@@ -13,7 +14,7 @@ TESTSTAMP := $(VENV)/.grpo_lab-test-extras
 TORCH_PIN ?= torch==2.13.0
 PYTEST_ARGS ?=
 
-.PHONY: venv lab lab-zh test test-fast test-browser figures bench clean-notebooks clean
+.PHONY: venv lab lab-zh test test-fast test-browser figures bench clean-notebooks clean solutions solutions-test
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -48,6 +49,16 @@ figures: venv
 
 bench: venv
 	$(BIN)/python benchmarks/bench_panels.py
+
+# One source for the answers: grpo_lab.exercises (values from the package, reference functions in
+# grpo_lab/exercises/solutions.py). build/ is git-ignored.
+solutions: venv
+	$(BIN)/python -m grpo_lab exercises solutions --out build/solutions
+	$(BIN)/python -m grpo_lab exercises nbgrader --out build/nbgrader
+
+# Run the answered notebooks top to bottom (about as long as the notebooks' own nbval run).
+solutions-test: solutions
+	$(BIN)/python -m pytest --nbval-lax -q build/solutions
 
 clean-notebooks: venv
 	$(BIN)/python -m grpo_lab strip-notebooks notebooks/*.ipynb notebooks/zh/*.ipynb

@@ -1,4 +1,4 @@
-"""Command line: ``python -m grpo_lab {figures,strip-notebooks,train,translations} ...``."""
+"""Command line: ``python -m grpo_lab {figures,strip-notebooks,train,exercises,translations} ...``."""
 from __future__ import annotations
 
 import argparse
@@ -30,6 +30,12 @@ def _strip(argv):
             print(f"stripped {path}")
 
 
+def _exercises(argv):
+    from grpo_lab.exercises.notebooks import main as exercises_main
+
+    return exercises_main(argv)
+
+
 def _translations(argv):
     from grpo_lab.translations_cli import main as translations_main
 
@@ -42,7 +48,7 @@ def _train(argv):
     return train_main(argv)
 
 
-COMMANDS = {"figures": _figures, "strip-notebooks": _strip, "train": _train,
+COMMANDS = {"figures": _figures, "strip-notebooks": _strip, "train": _train, "exercises": _exercises,
             "translations": _translations}
 
 

@@ -1,0 +1,107 @@
+"""Exercises that check a student's answer and name the typical mistake.
+
+    from grpo_lab import exercises as ex
+    ex.catalog()                      # DataFrame: id, notebook, kind, title, signature
+    fb = ex.check("advantages.group", my_function)
+    fb.passed, fb.message, fb.mistakes
+    ex.hint("advantages.group")       # first hint; ex.hint(id, 2) the second
+    ex.solution("advantages.group")   # the reference: a value, an option, or a function's source
+    ex.reveal("guess.sign_a9")        # predict exercises: the answer, once you committed
+    ex.case("advantages.group", 0)    # implement exercises: the arguments of input 0, to try by hand
+
+Three kinds (see :mod:`grpo_lab.exercises._kinds`): ``predict`` (commit to an option, then
+the notebook reveals it), ``compute`` (by hand) and ``implement`` (write a function). The
+exercises of notebook NN live in ``nbNN.py``; the model answers of the implement exercises
+in :mod:`grpo_lab.exercises.solutions`; the notebook cells, the solution build and the
+nbgrader export in :mod:`grpo_lab.exercises.notebooks`. Every reference value is computed
+by the package's own functions. Messages and hints follow :func:`grpo_lab.set_language`.
+
+Adding an exercise: append a record to ``nbNN.py`` whose ``value``/``correct``/``expected``
+calls a package function; for ``implement``, a readable model answer in ``solutions.py``
+(its docstring becomes the student's stub) and the typical mistakes as :class:`Mistake`
+records built from package functions. Then run ``python -m grpo_lab exercises
+write-notebooks``; the tests pick the new record up (reference passes, stub "not attempted",
+every listed mistake named, hints bilingual, README list in sync).
+"""
+from __future__ import annotations
+
+import copy
+
+import pandas as pd
+
+from grpo_lab.exercises import nb00, nb01, nb02, nb03, nb04, nb05, nb06, nb07
+from grpo_lab.exercises._feedback import Feedback, Hint, Reveal
+from grpo_lab.exercises._kinds import Compute, Exercise, Implement, Mistake, Predict
+from grpo_lab.i18n import tr
+
+__all__ = ["catalog", "check", "hint", "solution", "reveal", "case", "get", "by_notebook", "Feedback", "Hint", "Reveal", "Compute", "Exercise", "Implement", "Mistake", "Predict"]
+
+EXERCISES: dict[str, Exercise] = {}
+for _module in (nb00, nb01, nb02, nb03, nb04, nb05, nb06, nb07):
+    for _ex in _module.EXERCISES:
+        if _ex.id in EXERCISES:
+            raise RuntimeError(f"duplicate exercise id {_ex.id!r}")
+        EXERCISES[_ex.id] = _ex
+
+
+def get(exercise_id: str) -> Exercise:
+    """The exercise with this id; a KeyError that lists the ids otherwise."""
+    try:
+        return EXERCISES[exercise_id]
+    except (KeyError, TypeError):
+        raise KeyError(f"exercise_id must be one of the ids in ex.catalog(), e.g. {', '.join(list(EXERCISES)[:4])} …; "
+                       f"got {exercise_id!r}") from None
+
+
+def by_notebook(notebook: str) -> list[Exercise]:
+    """The exercises of notebook ``"NN"`` in the order the notebook shows them."""
+    return [e for e in EXERCISES.values() if e.notebook == notebook]
+
+
+def catalog() -> pd.DataFrame:
+    """One row per exercise: id, notebook, kind ("predict" | "compute" | "implement"), title, signature."""
+    return pd.DataFrame([{"id": e.id, "notebook": e.notebook, "kind": e.kind, "title": str(e.title),
+                          "signature": getattr(e, "signature", "")} for e in EXERCISES.values()])
+
+
+def check(exercise_id: str, answer) -> Feedback:
+    """Check ``answer`` (a value, an option string or a function) against exercise ``exercise_id``.
+
+    Never raises on a student's answer: a stub (None, or a function raising
+    NotImplementedError) gives status "not attempted", a function that raises gives status
+    "error" with the exception and the input named.
+    """
+    return get(exercise_id).check(answer)
+
+
+def solution(exercise_id: str):
+    """The reference answer: a number or list, an option key, or (implement) the reference function's source."""
+    return get(exercise_id).solution()
+
+
+def hint(exercise_id: str, n: int = 1) -> Hint:
+    """Hint ``n`` (1-based) of the exercise, written for a student who is stuck."""
+    e = get(exercise_id)
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= len(e.hints):
+        raise ValueError(tr(f"n must be 1 … {len(e.hints)} for {exercise_id}, got {n!r}",
+                            f"{exercise_id} 的 n 必须在 1 … {len(e.hints)} 之间，得到 {n!r}"))
+    return Hint(exercise_id, n, len(e.hints), str(e.hints[n - 1]))
+
+
+def reveal(exercise_id: str) -> Reveal:
+    """What a predict exercise reveals: the answer, computed by the package, and why."""
+    e = get(exercise_id)
+    if not isinstance(e, Predict):
+        raise ValueError(f"exercise_id {exercise_id!r} is a {e.kind} exercise; only predict exercises have a reveal")
+    return e.reveal()
+
+
+def case(exercise_id: str, k: int) -> tuple:
+    """The arguments of input ``k`` of an implement exercise (fresh copies), to try a function by hand."""
+    e = get(exercise_id)
+    if not isinstance(e, Implement):
+        raise ValueError(f"exercise_id {exercise_id!r} is a {e.kind} exercise; only implement exercises have inputs")
+    cases = e.cases()
+    if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k < len(cases):
+        raise ValueError(f"k must be 0 … {len(cases) - 1} for {exercise_id}, got {k!r}")
+    return copy.deepcopy(cases[k].args)

@@ -1,0 +1,389 @@
+"""The three kinds of exercise and how each one is checked.
+
+* :class:`Predict` — pick one of a few options *before* the notebook reveals the answer.
+* :class:`Compute` — a number (or a short list of numbers) worked out by hand.
+* :class:`Implement` — a function. The checker calls it on fixed inputs (the edge cases the
+  seeds discuss) and on seeded random ones, compares with the package's own functions, and,
+  where the answer is wrong, compares it with a list of typical mistakes (each also built
+  from the package's functions) to *name* what went wrong.
+
+Every expected value comes from a ``grpo_lab`` function (``value``/``correct``/``expected``
+callables), never from a number typed into this file.
+"""
+from __future__ import annotations
+
+import ast
+import copy
+import inspect
+import textwrap
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar
+
+import numpy as np
+
+from grpo_lab.exercises._feedback import ERROR, FAILED, NOT_ATTEMPTED, PASSED, Feedback, Reveal
+from grpo_lab.i18n import Text, tr
+
+RTOL, ATOL = 1e-5, 1e-8      # implement: tight enough to see ε = 1e-4 left out
+LOOSE_RTOL, LOOSE_ATOL = 1e-3, 1e-5   # "right up to float32 rounding"
+PRECISION = Text("Your numbers are right to about 4 digits but not to float64 precision — did you compute in float32 "
+                 "(torch's default dtype, .float(), np.float32)? Keep the inputs' dtype (float64): the checker needs "
+                 "the precision to tell ε = 1e-4 apart.",
+                 "你的结果前 4 位左右是对的，但达不到 float64 的精度——是不是用 float32 算的（torch 的默认 dtype、"
+                 ".float()、np.float32）？请保持输入的 dtype（float64）：检查器需要这个精度才能分辨 ε = 1e-4。")
+
+
+def _fmt(x) -> str:
+    """Short printout of an input or output (arrays to 4 decimals)."""
+    if type(x).__module__.split(".")[0] == "torch":
+        x = x.detach().cpu().numpy()
+    if isinstance(x, np.ndarray):
+        return np.array2string(x, precision=4, suppress_small=True, threshold=40, max_line_width=100)
+    if isinstance(x, float):
+        return f"{x:.6g}"
+    return repr(x)
+
+
+def _as_float_array(x) -> np.ndarray:
+    if type(x).__module__.split(".")[0] == "torch":
+        return x.detach().cpu().double().numpy()
+    return np.asarray(x, dtype=float)
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """Fields every exercise has; subclasses add how to check and what the cells hold."""
+
+    id: str
+    notebook: str                 # "00" … "07"
+    title: Text
+    prompt: Text                  # markdown shown above the answer cell
+    hints: tuple[Text, ...]
+    name: str                     # the variable (or function) the answer cell defines
+    kind: ClassVar[str] = ""
+
+    def check(self, answer) -> Feedback:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def solution(self):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _fb(self, status, message, mistakes=()) -> Feedback:
+        return Feedback(self.id, status, message, tuple(mistakes))
+
+    def _not_attempted(self) -> Feedback:
+        return self._fb(NOT_ATTEMPTED, tr(f"put your answer into `{self.name}` above and run this cell again.",
+                                          f"在上面的 `{self.name}` 里写下你的答案，再运行本单元。"))
+
+    # --- notebook cells (the writer in grpo_lab.exercises.notebooks uses these) ---
+    def stub_code(self) -> str:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def solution_code(self) -> str:
+        return f"{self.name} = {self.solution()!r}"
+
+    def nbgrader_code(self) -> str:
+        return f"### BEGIN SOLUTION\n{self.solution_code()}\n### END SOLUTION"
+
+    def check_code(self) -> str:
+        return f'ex.check("{self.id}", {self.name})'
+
+    def reveal_code(self) -> str | None:
+        return None
+
+
+# ---------------------------------------------------------------------------------
+# Predict
+# ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Option:
+    key: str
+    text: Text
+    why: Text | None = None       # said when this (wrong) option is chosen: the misconception
+
+
+@dataclass(frozen=True)
+class Predict(Exercise):
+    options: tuple[Option, ...] = ()
+    correct: Callable[[], str] = None        # -> the right option key, computed by the package
+    explain: Callable[[], str] = None        # -> the reveal text, computed by the package
+    widget: str | None = None                # optional code (self-contained) that shows a panel
+    kind: ClassVar[str] = "predict"
+
+    def keys(self) -> tuple[str, ...]:
+        return tuple(o.key for o in self.options)
+
+    def solution(self) -> str:
+        key = self.correct()
+        assert key in self.keys(), (self.id, key)
+        return key
+
+    def check(self, answer) -> Feedback:
+        if answer is None:
+            return self._not_attempted()
+        keys = self.keys()
+        given = answer.strip().lower() if isinstance(answer, str) else answer
+        if given not in keys:
+            return self._fb(FAILED, tr(f"answer with one of {', '.join(map(repr, keys))}; got {answer!r}.",
+                                       f"请用以下之一作答：{', '.join(map(repr, keys))}；你写的是 {answer!r}。"))
+        if given == self.solution():
+            return self._fb(PASSED, tr("Right. ", "对。") + self.explain())
+        why = next(o.why for o in self.options if o.key == given)
+        msg = str(why) if why is not None else tr("Not this one.", "不是这个。")
+        return self._fb(FAILED, msg + tr(f" Think again, or ask for a hint: ex.hint(\"{self.id}\").",
+                                         f" 再想想，或者要一个提示：ex.hint(\"{self.id}\")。"), (f"option:{given}",))
+
+    def reveal(self) -> Reveal:
+        return Reveal(self.id, self.explain())
+
+    def stub_code(self) -> str:
+        return f"{self.name} = None  # your prediction 你的预测: one of {', '.join(map(repr, self.keys()))}"
+
+    def reveal_code(self) -> str:
+        code = f'display(ex.reveal("{self.id}"))'
+        return code + ("\n" + self.widget if self.widget else "")
+
+
+# ---------------------------------------------------------------------------------
+# Compute (by hand)
+# ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Known:
+    """A typical wrong answer: its name, what to say, and its value (computed by the package)."""
+
+    key: str
+    message: Text
+    value: Callable[[], Any]
+
+
+@dataclass(frozen=True)
+class Compute(Exercise):
+    value: Callable[[], Any] = None          # -> the right number(s), computed by the package
+    form: str = "a number"                  # what the answer looks like, shown in the stub
+    atol: float = 0.01                      # by hand: two decimals are enough
+    known: tuple[Known, ...] = ()
+    explain: Callable[[], str] | None = None
+    kind: ClassVar[str] = "compute"
+
+    def solution(self):
+        v = np.asarray(self.value(), dtype=float)
+        out = np.round(v, 4)
+        return float(out) if out.ndim == 0 else out.tolist()
+
+    def check(self, answer) -> Feedback:
+        if answer is None:
+            return self._not_attempted()
+        expected = np.asarray(self.value(), dtype=float)
+        try:
+            got = _as_float_array(answer)
+        except (TypeError, ValueError):
+            return self._fb(FAILED, tr(f"expected {self.form}; got {answer!r}.", f"需要的形式是 {self.form}；你写的是 {answer!r}。"))
+        if got.size != expected.size:
+            return self._fb(FAILED, tr(f"expected {expected.size} number(s) ({self.form}); got {got.size}.",
+                                       f"需要 {expected.size} 个数（{self.form}）；你给了 {got.size} 个。"))
+        got = got.reshape(expected.shape)
+        if not np.all(np.isfinite(got)):
+            return self._fb(FAILED, tr("your answer contains NaN or inf.", "你的答案里有 NaN 或 inf。"))
+        if np.allclose(got, expected, rtol=0, atol=self.atol):
+            extra = (" " + self.explain()) if self.explain else ""
+            return self._fb(PASSED, tr("Right.", "对。") + extra)
+        for k in self.known:
+            if np.allclose(got, np.asarray(k.value(), dtype=float).reshape(expected.shape), rtol=0, atol=self.atol):
+                return self._fb(FAILED, str(k.message), (k.key,))
+        off = np.flatnonzero(~np.isclose(got, expected, rtol=0, atol=self.atol).reshape(-1))
+        where = tr("entries " if off.size > 1 else "entry ", "第 ") + ", ".join(str(i + 1) for i in off)
+        return self._fb(FAILED, tr(f"does not match yet: {where} off by more than {self.atol:g}. "
+                                   f"Check again, or ask for a hint: ex.hint(\"{self.id}\").",
+                                   f"还不对：{where} 个数的误差超过 {self.atol:g}。再检查一下，"
+                                   f"或者要一个提示：ex.hint(\"{self.id}\")。"))
+
+    def stub_code(self) -> str:
+        return f"{self.name} = None  # your answer 你的答案: {self.form}"
+
+
+# ---------------------------------------------------------------------------------
+# Implement
+# ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Case:
+    """One input: positional arguments, a label for messages, and where the output counts."""
+
+    args: tuple
+    label: str
+    where: np.ndarray | None = None     # bool mask of output entries that are compared (None: all)
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A typical wrong implementation: ``output(*args)`` is what it returns (built from the package)."""
+
+    key: str
+    message: Text
+    output: Callable[..., Any]
+
+
+@dataclass(frozen=True)
+class Implement(Exercise):
+    signature: str = ""                          # "(theta: float, …) -> float", as in the issue
+    reference: Callable = None                   # the model answer (grpo_lab.exercises.solutions)
+    expected: Callable[..., Any] = None          # the same result from the package's own functions
+    cases: Callable[[], list[Case]] = None       # fixed edge cases first, then seeded random ones
+    mistakes: tuple[Mistake, ...] = ()
+    kind: ClassVar[str] = "implement"
+
+    @property
+    def params(self) -> tuple[str, ...]:
+        return tuple(inspect.signature(self.reference).parameters)
+
+    def solution(self) -> str:
+        return textwrap.dedent(inspect.getsource(self.reference))
+
+    # the reference split into header (def + docstring) and body, for stubs and nbgrader
+    def _split(self) -> tuple[str, str]:
+        src = self.solution()
+        fn = ast.parse(src).body[0]
+        first = fn.body[1] if isinstance(fn.body[0], ast.Expr) and isinstance(getattr(fn.body[0], "value", None), ast.Constant) else fn.body[0]
+        lines = src.splitlines()
+        start = first.lineno - 1
+        while start > 0 and lines[start - 1].strip().startswith("#"):
+            start -= 1
+        return "\n".join(lines[:start]), "\n".join(lines[start:])
+
+    def stub_code(self) -> str:
+        head, _ = self._split()
+        return head + "\n    raise NotImplementedError  # your code here 在这里写你的代码"
+
+    def solution_code(self) -> str:
+        return self.solution().rstrip()
+
+    def nbgrader_code(self) -> str:
+        head, body = self._split()
+        return f"{head}\n    ### BEGIN SOLUTION\n{body}\n    ### END SOLUTION"
+
+    # --- checking ---
+    def _call(self, fn, case: Case):
+        return fn(*copy.deepcopy(case.args))
+
+    def check(self, answer) -> Feedback:
+        if answer is None:
+            return self._not_attempted()
+        if not callable(answer):
+            return self._fb(FAILED, tr(f"expected a function {self.name}{self.signature}; got {type(answer).__name__}.",
+                                       f"需要一个函数 {self.name}{self.signature}；你给的是 {type(answer).__name__}。"))
+        try:
+            inspect.signature(answer).bind(*self.params)
+        except TypeError:
+            return self._fb(FAILED, tr(f"your function cannot be called with the {len(self.params)} arguments "
+                                       f"({', '.join(self.params)}); expected {self.name}{self.signature}.",
+                                       f"你的函数无法用这 {len(self.params)} 个参数（{', '.join(self.params)}）调用；"
+                                       f"需要 {self.name}{self.signature}。"))
+        except ValueError:
+            pass  # builtins without a signature: just call them
+        cases = self.cases()
+        received, expected = [], []
+        for i, case in enumerate(cases):
+            try:
+                out = self._call(answer, case)
+            except NotImplementedError:
+                return self._fb(NOT_ATTEMPTED, tr(f"{self.name} still raises NotImplementedError; "
+                                                  "replace that line with your code.",
+                                                  f"{self.name} 仍然抛出 NotImplementedError；把那一行换成你的代码。"))
+            except Exception as err:  # the student's code: report, never a traceback
+                return self._fb(ERROR, tr(f"{self.name} raised {type(err).__name__}: {err}\n  on input {case.label}: {self._inputs(case)}",
+                                          f"{self.name} 抛出 {type(err).__name__}：{err}\n  输入 {case.label}：{self._inputs(case)}")
+                                + self._reproduce(i))
+            exp = _as_float_array(self.expected(*copy.deepcopy(case.args)))
+            try:
+                got = _as_float_array(out)
+            except (TypeError, ValueError):
+                return self._fb(FAILED, tr(f"{self.name} returned {type(out).__name__} on input {case.label}; expected "
+                                           f"numbers of shape {exp.shape}.",
+                                           f"{self.name} 在输入 {case.label} 上返回了 {type(out).__name__}；需要形状为 {exp.shape} 的数。"))
+            if exp.ndim == 0 and got.size == 1:
+                got = got.reshape(())
+            if got.shape != exp.shape:
+                return self._fb(FAILED, tr(f"{self.name} returned shape {got.shape} on input {case.label}; expected shape {exp.shape}.",
+                                           f"{self.name} 在输入 {case.label} 上返回的形状是 {got.shape}；需要 {exp.shape}。"))
+            received.append(got)
+            expected.append(exp)
+        bad = [self._bad(g, e, c) for g, e, c in zip(received, expected, cases)]
+        n_bad = sum(int(b.sum()) for b in bad)
+        if n_bad == 0:
+            return self._fb(PASSED, tr(f"Correct on all {len(cases)} inputs ({', '.join(c.label for c in cases[:4])}, … "
+                                       "and seeded random ones).",
+                                       f"全部 {len(cases)} 个输入都正确（{', '.join(c.label for c in cases[:4])} …… 以及若干随机输入）。"))
+        return self._diagnose(cases, received, expected, bad)
+
+    @staticmethod
+    def _bad(got, exp, case: Case) -> np.ndarray:
+        b = ~np.isclose(got, exp, rtol=RTOL, atol=ATOL, equal_nan=True)
+        if case.where is not None:
+            b = b & np.asarray(case.where, dtype=bool)
+        return np.atleast_1d(b)
+
+    def _diagnose(self, cases, received, expected, bad) -> Feedback:
+        # Entry-wise, so that two mistakes in one function are both found. For every known
+        # mistake: the failing entries it explains (the student's value equals the mistake's),
+        # and the entries where it predicts an error but the student is right (contradictions).
+        hits, contra = {}, {}
+        for m in self.mistakes:
+            h, c = [], []
+            for case, got, exp, b in zip(cases, received, expected, bad):
+                try:
+                    mo = _as_float_array(m.output(*copy.deepcopy(case.args))).reshape(got.shape)
+                except Exception:  # a mistake that cannot even run on this input explains nothing here
+                    h.append(np.zeros_like(b))
+                    c.append(np.zeros_like(b))
+                    continue
+                where = np.ones_like(b) if case.where is None else np.atleast_1d(np.asarray(case.where, dtype=bool))
+                same = np.atleast_1d(np.isclose(got, mo, rtol=RTOL, atol=ATOL, equal_nan=True))
+                m_wrong = np.atleast_1d(~np.isclose(mo, exp, rtol=RTOL, atol=ATOL, equal_nan=True)) & where
+                h.append(same & b)
+                c.append(m_wrong & ~b)
+            hits[m.key], contra[m.key] = h, c
+        left = [b.copy() for b in bad]
+        named = []
+        while True:   # greedy: the mistake that explains most of what is left, minus its contradictions
+            best, best_score = None, 0
+            for m in self.mistakes:
+                if m in named:
+                    continue
+                n = sum(int((h & l).sum()) for h, l in zip(hits[m.key], left))
+                score = n - sum(int(c.sum()) for c in contra[m.key])
+                if n > 0 and score > best_score:
+                    best, best_score = m, score
+            if best is None:
+                break
+            named.append(best)
+            left = [l & ~h for l, h in zip(left, hits[best.key])]
+        parts = [str(m.message) for m in named]
+        keys = [m.key for m in named]
+        near = [np.atleast_1d(np.isclose(g, e, rtol=LOOSE_RTOL, atol=LOOSE_ATOL)) for g, e in zip(received, expected)]
+        if any(l.any() for l in left) and all(bool(np.all(n[l])) for n, l in zip(near, left)):
+            parts.append(str(PRECISION))       # right to ~4 digits everywhere: the dtype, not the formula
+            keys.append("float32_precision")
+            left = [np.zeros_like(l) for l in left]
+        unexplained = next((i for i, l in enumerate(left) if l.any()), None)
+        if unexplained is not None:
+            case = cases[unexplained]
+            head = tr("Your function does not match the reference" if not named else "Something else does not match either",
+                      "你的函数与参考答案不一致" if not named else "另外还有不一致的地方")
+            parts.append(tr(f"{head} on input {case.label}:\n  input: {self._inputs(case)}\n"
+                            f"  expected: {_fmt(expected[unexplained])}\n  received: {_fmt(received[unexplained])}",
+                            f"{head}，输入 {case.label}：\n  输入：{self._inputs(case)}\n"
+                            f"  期望：{_fmt(expected[unexplained])}\n  得到：{_fmt(received[unexplained])}") + self._reproduce(unexplained))
+        parts.append(tr(f"Stuck? ex.hint(\"{self.id}\")", f"卡住了？ex.hint(\"{self.id}\")"))
+        return self._fb(FAILED, "\n".join(parts), tuple(keys))
+
+    def _inputs(self, case: Case) -> str:
+        """The arguments, small arrays in full and larger ones by shape (ex.case(id, k) returns them)."""
+        def one(a):
+            arr = a.detach().cpu().numpy() if type(a).__module__.split(".")[0] == "torch" else a
+            if isinstance(arr, np.ndarray) and arr.size > 16:
+                return f"<{type(a).__name__} of shape {tuple(arr.shape)}>"
+            return _fmt(a)
+        return ", ".join(f"{p}={one(a)}" for p, a in zip(self.params, case.args))
+
+    def _reproduce(self, k: int) -> str:
+        return tr(f"\n  try it yourself: args = ex.case(\"{self.id}\", {k}); {self.name}(*args)",
+                  f"\n  自己试试：args = ex.case(\"{self.id}\", {k}); {self.name}(*args)")

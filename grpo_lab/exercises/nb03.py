@@ -1,0 +1,208 @@
+"""Notebook 03 (group advantages): eq. (1) by hand and in code, degenerate groups, difficulty bias."""
+from __future__ import annotations
+
+import numpy as np
+
+from grpo_lab import advantages as A
+from grpo_lab import bias
+from grpo_lab.exercises._kinds import Case, Compute, Implement, Known, Mistake, Option, Predict
+from grpo_lab.exercises.solutions import group_advantages
+from grpo_lab.i18n import Text, tr
+
+EPS = A.DEFAULT_EPS
+
+
+# --- typical wrong versions of eq. (1), each built from grpo_lab.advantages ------------
+def _eps_in_sqrt(r):
+    r = np.asarray(r, dtype=float)
+    centred = r - r.mean(axis=1, keepdims=True)                        # (N, G)
+    return centred / np.sqrt(A.group_std(r) ** 2 + EPS)[:, None]
+
+
+def _nan_on_degenerate(r):
+    out = A.group_advantages(r).copy()
+    out[A.degenerate_mask(r)] = np.nan
+    return out
+
+
+GROUP_MISTAKES = (
+    Mistake("bessel_std", Text("You used the sample (Bessel, ÷(G − 1)) std — what torch.std and TRL compute. Eq. (1) "
+                               "here uses the population std (÷G), as the seeds do: np.std's default, ddof=0.",
+                               "你用的是样本标准差（Bessel 校正，÷(G − 1)）——torch.std 和 TRL 的做法。这里的式 (1) "
+                               "和种子文一样用总体标准差（÷G）：np.std 的默认值 ddof=0。"),
+            lambda r: A.group_advantages(r, std="sample")),
+    Mistake("eps_left_out", Text("ε is left out: divide by std + 1e-4, not by the std alone (visible on groups with a "
+                                 "tiny spread).",
+                                 "漏掉了 ε：应除以 std + 1e-4，而不是只除以 std（在差异很小的组上看得出来）。"),
+            lambda r: A.group_advantages(r, eps=0.0)),
+    Mistake("eps_in_sqrt", Text("ε went inside the square root, √(var + ε). Eq. (1) here adds it to the std: std + ε.",
+                                "ε 放进了根号里，√(var + ε)。这里的式 (1) 是加在标准差上：std + ε。"), _eps_in_sqrt),
+    Mistake("nan_on_degenerate", Text("An all-equal group (退化组 degenerate group) gave NaN: 0/0. It must give exactly 0 — "
+                                      "no gradient, and no NaN to poison the batch.",
+                                      "全部相等的组（退化组）得到了 NaN：0/0。它必须恰好是 0——没有梯度，也不能让 NaN 污染整批。"),
+            _nan_on_degenerate),
+    Mistake("sign_flipped", Text("The sign is flipped: a reward above the group mean must get Â > 0.",
+                                 "符号反了：高于组均值的奖励应当得到 Â > 0。"), lambda r: -A.group_advantages(r)),
+    Mistake("no_std", Text("You subtracted the mean but did not divide by the std (that is Dr. GRPO's choice, not eq. (1)).",
+                           "你减了均值，但没有除以标准差（那是 Dr. GRPO 的做法，不是式 (1)）。"),
+            lambda r: A.group_advantages(r, scale="none")),
+    Mistake("whole_batch", Text("You normalised over the whole batch. Each row is one group: mean and std per row "
+                                "(axis=1, keepdims=True).",
+                                "你对整批做了标准化。每一行是一组：均值和标准差要按行算（axis=1, keepdims=True）。"),
+            lambda r: A.group_advantages(np.asarray(r, dtype=float).reshape(1, -1)).reshape(np.shape(r))),
+    Mistake("wrong_axis", Text("You normalised the columns. Each *row* is a group of G responses to one prompt.",
+                               "你按列做了标准化。每一*行*才是同一提示的 G 条回答。"),
+            lambda r: np.zeros(np.shape(r)) if np.shape(r)[0] == 1 else A.group_advantages(np.asarray(r, dtype=float).T).T),
+)
+
+
+def _group_cases() -> list[Case]:
+    fixed = [([[1, 1, 0, 0]], "seed: 1,1,0,0"), ([[1, 0, 0, 0]], "seed: 1,0,0,0"), ([[1, 1, 1, 0]], "seed: 1,1,1,0"),
+             ([[1, 1, 1, 1]], "all equal: 1,1,1,1"), ([[0, 0, 0], [2, 2, 2]], "two all-equal groups"),
+             ([[1, 1, 1, 1, 0]], "1,1,1,1,0"), ([[0.2, 0.21, 0.19, 0.2], [3, 7, 1, 9]], "a tiny and a wide spread"),
+             ([[0.5, 0.5, 0.5, 0.5], [1, 0, 1, 0]], "an all-equal group next to 1,0,1,0")]
+    cases = [Case((np.array(r, dtype=float),), label) for r, label in fixed]
+    rng = np.random.default_rng(303)
+    for k in range(6):
+        N, G = int(rng.integers(2, 6)), int(rng.integers(2, 9))
+        if k % 2:
+            r = rng.normal(size=(N, G)) * 10.0 ** rng.uniform(-2, 0.7)
+            r[0] = r[0, 0]                                   # one degenerate row
+        else:
+            r = (rng.random((N, G)) < rng.uniform(0.2, 0.8)).astype(float)
+        cases.append(Case((r,), f"random #{k + 1} ({N}×{G})"))
+    return cases
+
+
+# --- predict: one reward of 1,1,1,1 flips ----------------------------------------------
+FLIP_OPTIONS = {"a": (0.0, 0.0, 0.0, 0.0), "b": (0.58, 0.58, 0.58, -1.73), "c": (1.0, 1.0, 1.0, -1.0),
+                "d": (0.25, 0.25, 0.25, -0.75)}
+
+
+def _flip_key() -> str:
+    adv = np.round(A.group_advantages([1, 1, 1, 0]), 2)
+    (key,) = [k for k, v in FLIP_OPTIONS.items() if np.allclose(adv, v)]
+    return key
+
+
+def _flip_text() -> str:
+    before, after = A.group_advantages([1, 1, 1, 1]), A.group_advantages([1, 1, 1, 0])
+    return tr(f"1,1,1,1 -> {np.round(before, 2).tolist()} (degenerate: no gradient); 1,1,1,0 -> {np.round(after, 2).tolist()}: "
+              "one slip on an easy prompt is punished hard, the three right answers get a small push.",
+              f"1,1,1,1 -> {np.round(before, 2).tolist()}（退化组：没有梯度）；1,1,1,0 -> {np.round(after, 2).tolist()}："
+              "简单题上的一次失误被重罚，三条对的回答只得到一点推力。")
+
+
+def _fmt_opt(v) -> str:
+    return ", ".join(f"{x:+.2f}" for x in v)
+
+
+EXERCISES = (
+    Predict(
+        id="advantages.flip_one", notebook="03", name="flip_prediction",
+        title=Text("One reward of 1,1,1,1 flips", "1,1,1,1 中翻转一个奖励"),
+        prompt=Text(
+            "A group has rewards 1, 1, 1, 1, so every Â is 0. Now the last response is wrong: 1, 1, 1, 0. Which "
+            "advantages (population std) do you expect? "
+            + " · ".join(f"`\"{k}\"`: {_fmt_opt(v)}" for k, v in FLIP_OPTIONS.items())
+            + ". Commit first; the reveal cell shows the group editor.",
+            "一组的奖励是 1, 1, 1, 1，所以每个 Â 都是 0。现在最后一条答错了：1, 1, 1, 0。你预计优势（总体标准差）是哪一组？"
+            + " · ".join(f"`\"{k}\"`：{_fmt_opt(v)}" for k, v in FLIP_OPTIONS.items())
+            + "。先作答；揭晓单元会显示组编辑器。"),
+        hints=(Text("The advantages of a group always sum to 0, and here the std is √(q(1 − q)) with q the fraction of 1s.",
+                    "一组的优势之和总是 0；这里标准差是 √(q(1 − q))，q 是 1 所占的比例。"),),
+        options=(Option("a", Text(_fmt_opt(FLIP_OPTIONS["a"]), _fmt_opt(FLIP_OPTIONS["a"])),
+                        Text("1,1,1,1 was degenerate; one flip makes the group informative again.",
+                             "1,1,1,1 是退化组；翻转一个奖励就让这组重新有了信息。")),
+                 Option("b", Text(_fmt_opt(FLIP_OPTIONS["b"]), _fmt_opt(FLIP_OPTIONS["b"]))),
+                 Option("c", Text(_fmt_opt(FLIP_OPTIONS["c"]), _fmt_opt(FLIP_OPTIONS["c"])),
+                        Text("±1 is what the balanced group 1,1,0,0 gets. Do these four values sum to 0?",
+                             "±1 是均衡组 1,1,0,0 的结果。这四个数加起来是 0 吗？")),
+                 Option("d", Text(_fmt_opt(FLIP_OPTIONS["d"]), _fmt_opt(FLIP_OPTIONS["d"])),
+                        Text("That is r − mean without ÷ std (Dr. GRPO). Eq. (1) also divides by the std, here √(0.75·0.25).",
+                             "那是不除以标准差的 r − mean（Dr. GRPO）。式 (1) 还要除以标准差，这里是 √(0.75·0.25)。"))),
+        correct=_flip_key, explain=_flip_text,
+        widget="from grpo_lab.viz.advantages import GroupEditorPanel\nGroupEditorPanel().set_rewards([1, 1, 1, 0])",
+    ),
+    Compute(
+        id="advantages.hand_population", notebook="03", name="adv_11110_population", form="[Â_1, Â_2, Â_3, Â_4, Â_5]",
+        title=Text("Â for 1,1,1,1,0 with the population std", "用总体标准差手算 1,1,1,1,0 的 Â"),
+        prompt=Text("Compute by hand the advantages of eq. (1) for the rewards 1, 1, 1, 1, 0 with the **population** std "
+                    "(÷G). Answer a list of five numbers (two decimals; ε can be ignored).",
+                    "用**总体**标准差（÷G）手算奖励 1, 1, 1, 1, 0 的式 (1) 优势。回答五个数的列表（两位小数；ε 可忽略）。"),
+        hints=(Text("Mean first; then the squared deviations, their mean, and its square root.",
+                    "先算均值；再算离差平方、它们的平均值和平方根。"),
+               Text("With q = 4/5 ones, the population std of 0/1 rewards is √(q(1 − q)).",
+                    "当 1 的比例 q = 4/5 时，0/1 奖励的总体标准差是 √(q(1 − q))。")),
+        value=lambda: A.group_advantages([1, 1, 1, 1, 0]),
+        known=(Known("bessel_std", Text("Those use the sample std (÷(G − 1) = 4). This exercise asks for the population "
+                                        "std (÷G = 5); the next one asks for the sample std.",
+                                        "这些用的是样本标准差（÷(G − 1) = 4）。本题要总体标准差（÷G = 5）；下一题才要样本标准差。"),
+                     lambda: A.group_advantages([1, 1, 1, 1, 0], std="sample")),
+               Known("no_std", Text("You subtracted the mean but did not divide by the std.", "你减了均值，但没有除以标准差。"),
+                     lambda: A.group_advantages([1, 1, 1, 1, 0], scale="none"))),
+    ),
+    Compute(
+        id="advantages.hand_sample", notebook="03", name="adv_11110_sample", form="[Â_1, Â_2, Â_3, Â_4, Â_5]",
+        title=Text("… and with the sample std", "……再用样本标准差"),
+        prompt=Text("The same rewards 1, 1, 1, 1, 0 with the **sample** (Bessel) std, ÷(G − 1), as TRL computes it. "
+                    "Five numbers, two decimals.",
+                    "同样的奖励 1, 1, 1, 1, 0，改用**样本**（Bessel）标准差 ÷(G − 1)，也就是 TRL 的算法。五个数，两位小数。"),
+        hints=(Text("Only the std changes: the sum of squared deviations is divided by 4 instead of 5.",
+                    "只有标准差变了：离差平方和除以 4 而不是 5。"),),
+        value=lambda: A.group_advantages([1, 1, 1, 1, 0], std="sample"),
+        known=(Known("population_std", Text("Those use the population std (÷G); here divide the squared deviations by G − 1.",
+                                            "这些用的是总体标准差（÷G）；这里离差平方和要除以 G − 1。"),
+                     lambda: A.group_advantages([1, 1, 1, 1, 0])),),
+        explain=lambda: tr("Every |Â| shrinks by √((G − 1)/G) = √0.8.", "每个 |Â| 都缩小为 √((G − 1)/G) = √0.8 倍。"),
+    ),
+    Implement(
+        id="advantages.group", notebook="03", name="group_advantages",
+        signature="(rewards: np.ndarray (N, G)) -> np.ndarray (N, G)",
+        title=Text("Implement eq. (1)", "实现式 (1)"),
+        prompt=Text(
+            "Write `group_advantages(rewards)` for N groups of G rewards (one group per row): eq. (1) with the "
+            "population std and ε = 1e-4 added to the std; an all-equal group (退化组) must give exactly 0, not NaN. "
+            "The checker tries the seed's groups, all-equal groups, tiny and wide spreads and random batches.",
+            "写出 `group_advantages(rewards)`，输入 N 组、每组 G 个奖励（每行一组）：式 (1)，总体标准差，ε = 1e-4 "
+            "加在标准差上；全部相等的组（退化组）必须恰好得到 0，而不是 NaN。检查器会用种子文的组、退化组、"
+            "差异极小和极大的组以及随机批次。"),
+        hints=(Text("numpy reductions take axis=1 and keepdims=True, so that (N, G) − (N, 1) broadcasts.",
+                    "numpy 的归约可以传 axis=1 和 keepdims=True，这样 (N, G) − (N, 1) 能正确广播。"),
+               Text("Try your function on [[1, 1, 1, 1]] and on [[0.2, 0.21, 0.19, 0.2]] before you run the check.",
+                    "运行检查之前，先在 [[1, 1, 1, 1]] 和 [[0.2, 0.21, 0.19, 0.2]] 上试试你的函数。")),
+        reference=group_advantages, expected=A.group_advantages, cases=_group_cases, mistakes=GROUP_MISTAKES,
+    ),
+    Compute(
+        id="advantages.lone_success", notebook="03", name="lone_success_adv", form="a number",
+        title=Text("A lone success in a group of 8", "8 个里唯一的一次成功"),
+        prompt=Text("A hard prompt: of G = 8 responses exactly one is right (rewards 1, 0, …, 0). What is the right "
+                    "response's Â (population std)? One number, two decimals.",
+                    "一道难题：G = 8 条回答里恰好一条对（奖励 1, 0, …, 0）。这条对的回答的 Â（总体标准差）是多少？一个数，两位小数。"),
+        hints=(Text("mean = 1/8; the std of 0/1 rewards with a fraction q of ones is √(q(1 − q)).",
+                    "均值 = 1/8；1 的比例为 q 的 0/1 奖励，标准差是 √(q(1 − q))。"),),
+        value=lambda: bias.lone_success_advantage(8),
+        known=(Known("failure_adv", Text("That is the Â of each of the seven wrong responses; the question asks for the right one.",
+                                         "这是七条错误回答各自的 Â；题目问的是那条对的。"),
+                     lambda: A.group_advantages([1, 0, 0, 0, 0, 0, 0, 0])[1]),
+               Known("no_std", Text("You subtracted the mean but did not divide by the std.", "你减了均值，但没有除以标准差。"),
+                     lambda: 1 - 1 / 8)),
+        explain=lambda: tr("√(G − 1): the rarer the success, the larger its push — the difficulty bias (难度偏差) of ÷ std.",
+                           "√(G − 1)：成功越罕见，推力越大——这就是 ÷ std 带来的难度偏差。"),
+    ),
+    Compute(
+        id="advantages.p_degenerate", notebook="03", name="p_no_gradient", form="a number",
+        title=Text("How often does a group give no gradient?", "一组多常给不出梯度？"),
+        prompt=Text("A prompt with pass rate p = 0.4 and groups of G = 3. What is the probability that the group is "
+                    "degenerate (退化组, all rewards equal)? One number, two decimals.",
+                    "一道通过率 p = 0.4 的题，每组 G = 3。这组是退化组（奖励全部相等）的概率是多少？一个数，两位小数。"),
+        hints=(Text("There are two ways for three 0/1 rewards to be all equal.", "三个 0/1 奖励全部相等，有两种方式。"),),
+        value=lambda: A.p_degenerate(0.4, 3),
+        known=(Known("only_all_wrong", Text("You counted only the all-wrong groups; an all-correct group is degenerate too.",
+                                            "你只算了全错的组；全对的组同样是退化组。"), lambda: A.p_all_wrong(0.4, 3)),
+               Known("only_all_correct", Text("You counted only the all-correct groups; an all-wrong group is degenerate too.",
+                                              "你只算了全对的组；全错的组同样是退化组。"), lambda: A.p_all_correct(0.4, 3)),
+               Known("informative", Text("That is the probability that the group is *informative*; the question asks for the rest.",
+                                         "这是该组*有信息*的概率；题目问的是其余部分。"), lambda: 1 - A.p_degenerate(0.4, 3))),
+    ),
+)

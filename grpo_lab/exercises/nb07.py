@@ -1,0 +1,176 @@
+"""Notebook 07 (the 2025 branches): RLOO and Dr. GRPO, by hand and in code."""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from grpo_lab import advantages as A
+from grpo_lab import length_bias as lb
+from grpo_lab import losses as L
+from grpo_lab import methods
+from grpo_lab.exercises._kinds import Case, Compute, Implement, Known, Mistake, Option, Predict
+from grpo_lab.exercises.solutions import dr_grpo_mean, rloo_advantages
+from grpo_lab.i18n import Text, tr
+
+DR = methods.get("dr_grpo").agg          # "seq-mean-token-sum-norm", 1/(B·C)
+
+
+def _rloo_cases() -> list[Case]:
+    fixed = [([[1, 0, 0, 0]], "seed: 1,0,0,0"), ([[1, 1, 0, 0]], "seed: 1,1,0,0"), ([[1, 1, 1, 1]], "all equal"),
+             ([[1, 0], [0.3, 0.9]], "G=2"), ([[0.2, 0.5, 0.9, 0.1, 0.4]], "continuous rewards")]
+    cases = [Case((np.array(r, dtype=float),), label) for r, label in fixed]
+    rng = np.random.default_rng(707)
+    for k in range(5):
+        N, G = int(rng.integers(1, 5)), int(rng.integers(2, 9))
+        cases.append(Case((np.round(rng.random((N, G)), 2),), f"random #{k + 1} ({N}×{G})"))
+    return cases
+
+
+def _dr_cases() -> list[Case]:
+    rng = np.random.default_rng(708)
+    cases = []
+    for lengths, T, C, label in (([3, 9], 9, 16, "lengths 3 and 9, C=16"), ([12, 12, 6, 24], 24, 32, "the seed's lengths, C=32"),
+                                 ([4, 4], 4, 4, "C equal to the longest")):
+        m = lb.response_mask(lengths, T)
+        v = torch.where(m > 0, torch.as_tensor(rng.normal(size=m.shape)), torch.full(m.shape, 5.0, dtype=torch.float64))
+        cases.append(Case((v, m, C), label))
+    for k in range(4):
+        B, T = int(rng.integers(2, 6)), int(rng.integers(3, 10))
+        m = lb.response_mask(rng.integers(1, T + 1, size=B), T)
+        v = torch.where(m > 0, torch.as_tensor(rng.normal(size=m.shape)), torch.full(m.shape, -3.0, dtype=torch.float64))
+        cases.append(Case((v, m, T + int(rng.integers(1, 9))), f"random #{k + 1}"))
+    return cases
+
+
+def _dr(values, mask, max_len):
+    return L.aggregate(values, mask, DR, max_len=max_len)
+
+
+FIX_METHODS = ("grpo", "dapo", "dr_grpo")     # options of family.length_fix, aggregations from the registry
+
+
+def _per_token_weights() -> dict[str, tuple[float, float]]:
+    """Aggregation weight of one token of the 4- and of the 16-token answer (group lengths 8, 8, 4, 16), per method."""
+    mask = lb.response_mask([8, 8, 4, 16])                              # (4, 16)
+    out = {}
+    for name in FIX_METHODS:
+        w = L.token_weights(mask, methods.get(name).agg, max_len=16)    # (4, 16)
+        out[name] = (float(w[2, 0]), float(w[3, 0]))
+    return out
+
+
+def _fix_key() -> str:
+    (key,) = [n for n, (w4, w16) in _per_token_weights().items() if w16 < w4 * (1 - 1e-9)]
+    return key
+
+
+def _fix_text() -> str:
+    parts = ", ".join(f"{methods.label(n)} {w4:.4f} vs {w16:.4f}" for n, (w4, w16) in _per_token_weights().items())
+    return tr(f"weight of one token, 4-token vs 16-token answer: {parts}. Only eq. (6) divides by the answer's own length.",
+              f"一个 token 的权重，4 个 token 与 16 个 token 的回答：{parts}。只有式 (6) 除以回答自己的长度。")
+
+
+EXERCISES = (
+    Compute(
+        id="family.dr_grpo_by_hand", notebook="07", name="dr_grpo_1000", form="[Â_1, Â_2, Â_3, Â_4]",
+        title=Text("Dr. GRPO's advantages for 1,0,0,0", "Dr. GRPO 对 1,0,0,0 的优势"),
+        prompt=Text("Dr. GRPO drops the ÷ std of eq. (1). Compute its advantages for the rewards 1, 0, 0, 0. Four numbers, "
+                    "two decimals.",
+                    "Dr. GRPO 去掉了式 (1) 里的 ÷ std。算出它对奖励 1, 0, 0, 0 的优势。四个数，两位小数。"),
+        hints=(Text("Only the baseline is left: the group mean.", "只剩下基线：组均值。"),),
+        value=lambda: A.group_advantages([1, 0, 0, 0], scale=methods.get("dr_grpo").adv_scale),
+        known=(Known("grpo", Text("Those are GRPO's advantages, with ÷ std. Dr. GRPO keeps only r − mean.",
+                                  "这是 GRPO 的优势，带 ÷ std。Dr. GRPO 只保留 r − mean。"),
+                     lambda: A.group_advantages([1, 0, 0, 0])),
+               Known("rloo", Text("Those are RLOO's: the mean of the *other* rewards. Dr. GRPO subtracts the mean of all G.",
+                                  "这是 RLOO 的：减去*其他*奖励的均值。Dr. GRPO 减去全部 G 个的均值。"),
+                     lambda: A.rloo_advantages([1, 0, 0, 0]))),
+        explain=lambda: tr("The lone success gets +0.75 instead of +1.73: no difficulty bias from ÷ std.",
+                           "唯一的成功得到 +0.75 而不是 +1.73：没有 ÷ std 带来的难度偏差。"),
+    ),
+    Compute(
+        id="family.rloo_by_hand", notebook="07", name="rloo_1000", form="[Â_1, Â_2, Â_3, Â_4]",
+        title=Text("RLOO's advantages for 1,0,0,0", "RLOO 对 1,0,0,0 的优势"),
+        prompt=Text("RLOO subtracts from each reward the mean of the **other** G − 1 rewards of its group. Compute its "
+                    "advantages for 1, 0, 0, 0. Four numbers, two decimals.",
+                    "RLOO 从每个奖励里减去同组**其他** G − 1 个奖励的均值。算出它对 1, 0, 0, 0 的优势。四个数，两位小数。"),
+        hints=(Text("For the first response the others are 0, 0, 0; for the second they are 1, 0, 0.",
+                    "对第一条回答，其他的是 0, 0, 0；对第二条，其他的是 1, 0, 0。"),),
+        value=lambda: A.rloo_advantages([1, 0, 0, 0]),
+        known=(Known("included_self", Text("You included each reward in its own baseline (the mean of all G): that is Dr. GRPO's.",
+                                           "你把每个奖励算进了它自己的基线（全部 G 个的均值）：那是 Dr. GRPO 的。"),
+                     lambda: A.group_advantages([1, 0, 0, 0], scale="none")),),
+        explain=lambda: tr("RLOO = G/(G − 1)·(r − mean): Dr. GRPO's advantages scaled by 4/3, and unbiased.",
+                           "RLOO = G/(G − 1)·(r − mean)：Dr. GRPO 的优势乘以 4/3，且无偏。"),
+    ),
+    Implement(
+        id="advantages.rloo", notebook="07", name="rloo_advantages",
+        signature="(rewards: np.ndarray (N, G)) -> np.ndarray (N, G)",
+        title=Text("Implement RLOO's leave-one-out advantages", "实现 RLOO 的留一法优势"),
+        prompt=Text("Write `rloo_advantages(rewards)` for N groups of G ≥ 2 rewards (one per row): r_i minus the mean of the "
+                    "other G − 1 rewards of the same row.",
+                    "写出 `rloo_advantages(rewards)`，输入 N 组、每组 G ≥ 2 个奖励（每行一组）：r_i 减去同一行其他 G − 1 个奖励的均值。"),
+        hints=(Text("The sum of the others is the row sum minus r_i — no loop needed.", "其他奖励之和就是行和减去 r_i——不需要循环。"),),
+        reference=rloo_advantages, expected=A.rloo_advantages, cases=_rloo_cases,
+        mistakes=(
+            Mistake("included_self", Text("You included r_i in its own baseline (the mean of all G). RLOO leaves it out, which "
+                                          "is what makes it unbiased.",
+                                          "你把 r_i 算进了它自己的基线（全部 G 个的均值）。RLOO 把它排除在外，这正是它无偏的原因。"),
+                    lambda r: A.group_advantages(r, scale="none")),
+            Mistake("divided_by_std", Text("You divided by the group std as well; RLOO does not rescale.",
+                                           "你还除以了组标准差；RLOO 不做缩放。"), lambda r: A.group_advantages(r)),
+            Mistake("divided_by_G", Text("The mean of the others divides their sum by G − 1, not by G.",
+                                         "其他奖励的均值是它们的和除以 G − 1，不是 G。"),
+                    lambda r: np.asarray(r, dtype=float) - (np.sum(r, axis=1, keepdims=True) - r) / np.shape(r)[1]),
+            Mistake("sign_flipped", Text("The sign is flipped: a reward above the others' mean must get a positive advantage.",
+                                         "符号反了：高于其他奖励均值的奖励应得到正的优势。"), lambda r: -A.rloo_advantages(r)),
+        ),
+    ),
+    Implement(
+        id="agg.dr_grpo", notebook="07", name="dr_grpo_mean",
+        signature="(values (B, T), mask (B, T), max_len: int) -> scalar Tensor",
+        title=Text("Implement Dr. GRPO's constant normaliser", "实现 Dr. GRPO 的常数归一化"),
+        prompt=Text("Write `dr_grpo_mean(values, mask, max_len)`: eq. (6) with 1/|y_i| replaced by the constant 1/C, "
+                    "C = `max_len` (the generation budget, ≥ T), averaged over the B responses. Padding (mask == 0) may "
+                    "hold anything.",
+                    "写出 `dr_grpo_mean(values, mask, max_len)`：把式 (6) 里的 1/|y_i| 换成常数 1/C，C = `max_len`"
+                    "（生成预算，≥ T），再对 B 条回答平均。padding（mask == 0）上的值可以是任意数。"),
+        hints=(Text("Every valid token gets the same weight. Which two numbers multiply to the denominator?",
+                    "每个有效 token 的权重相同。分母是哪两个数的乘积？"),),
+        reference=dr_grpo_mean, expected=_dr, cases=_dr_cases,
+        mistakes=(
+            Mistake("eq6", Text("That is eq. (6): each response divided by its own length. Dr. GRPO divides by the constant C.",
+                                "这是式 (6)：每条回答除以自己的长度。Dr. GRPO 除以常数 C。"),
+                    lambda v, m, C: L.aggregate(v, m, "seq-mean-token-mean")),
+            Mistake("eq7", Text("That is eq. (7): the batch's token count as denominator. Dr. GRPO uses B·C.",
+                                "这是式 (7)：以全批 token 数为分母。Dr. GRPO 用 B·C。"), lambda v, m, C: L.aggregate(v, m, "token-mean")),
+            Mistake("no_1_over_B", Text("You divided by C but not by B: the total over the batch / C is what verl's "
+                                        "seq-mean-token-sum-norm computes, B times Dr. GRPO's 1/(B·C).",
+                                        "你除了 C 却没除以 B：整批总和 / C 是 verl 的 seq-mean-token-sum-norm 的算法，"
+                                        "是 Dr. GRPO 的 1/(B·C) 的 B 倍。"),
+                    lambda v, m, C: _dr(v, m, C) * v.shape[0]),
+            Mistake("padded_length", Text("You divided by the padded length T instead of max_len = C.",
+                                          "你除以的是 padding 后的长度 T，而不是 max_len = C。"),
+                    lambda v, m, C: _dr(v, m, v.shape[1])),
+            Mistake("padding_values", Text("The values at padding positions went into your sum; multiply by the mask first.",
+                                           "padding 位置的值进了你的求和；先乘上 mask。"),
+                    lambda v, m, C: _dr(v, torch.ones_like(m), C)),
+        ),
+    ),
+    Predict(
+        id="family.length_fix", notebook="07", name="still_length_biased",
+        title=Text("Which variant keeps the length bias?", "哪个变体保留了长度偏差？"),
+        prompt=Text("Two wrong answers (Â = −1) of 4 and 16 tokens in one group. Under which aggregation is each token of "
+                    "the 16-token answer pushed down **less** than each token of the 4-token one: `\"grpo\"` (eq. 6), "
+                    "`\"dapo\"` (eq. 7) or `\"dr_grpo\"` (1/C)?",
+                    "同一组里有两条错误回答（Â = −1），分别是 4 和 16 个 token。在哪种聚合下，16 个 token 的回答的每个 "
+                    "token 被压得比 4 个 token 的**更轻**：`\"grpo\"`（式 6）、`\"dapo\"`（式 7）还是 `\"dr_grpo\"`（1/C）？"),
+        hints=(Text("Which of the three denominators contains the response's *own* length?", "三个分母里，哪一个含有回答*自己*的长度？"),),
+        options=(Option("grpo", Text(methods.label("grpo"), methods.label("grpo"))),
+                 Option("dapo", Text(methods.label("dapo"), methods.label("dapo")),
+                        Text("Eq. (7) gives every token of the batch the same weight 1/Σ|y|.", "式 (7) 给全批每个 token 同样的权重 1/Σ|y|。")),
+                 Option("dr_grpo", Text(methods.label("dr_grpo"), methods.label("dr_grpo")),
+                        Text("1/C is the same constant for every response: that is Dr. GRPO's fix.", "1/C 对每条回答都是同一个常数：这正是 Dr. GRPO 的修复。"))),
+        correct=_fix_key, explain=_fix_text,
+    ),
+)
