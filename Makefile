@@ -14,7 +14,7 @@ TESTSTAMP := $(VENV)/.grpo_lab-test-extras
 TORCH_PIN ?= torch==2.13.0
 PYTEST_ARGS ?=
 
-.PHONY: venv lab lab-zh test test-fast test-browser figures bench clean-notebooks clean solutions solutions-test
+.PHONY: venv lab lab-zh lab-command test test-fast test-browser figures bench clean-notebooks clean solutions solutions-test
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -31,11 +31,21 @@ $(TESTSTAMP): $(STAMP)
 	$(BIN)/python -m pip install -q -e ".[trl,browser]"
 	touch $(TESTSTAMP)
 
+# JupyterLab refuses to start as root unless told --allow-root; containers, cloud notebooks,
+# lab servers and CI often run as root. LAB_ARGS adds flags (e.g. LAB_ARGS="--port=8899").
+LAB_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
+LAB_ARGS ?=
+LAB_CMD   = $(BIN)/jupyter lab notebooks/ $(LAB_ROOT) $(LAB_ARGS)
+
 lab: venv
-	$(BIN)/jupyter lab notebooks/
+	$(LAB_CMD)
+
+# The exact command `make lab` runs (tests/test_make_lab.py starts it and waits for the server).
+lab-command:
+	@echo $(LAB_CMD)
 
 lab-zh: venv
-	$(BIN)/jupyter lab notebooks/zh/
+	$(BIN)/jupyter lab notebooks/zh/ $(LAB_ROOT) $(LAB_ARGS)
 
 test: $(TESTSTAMP)
 	$(BIN)/python -m pytest -m "not browser" $(PYTEST_ARGS)

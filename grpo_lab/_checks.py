@@ -66,9 +66,9 @@ def finite_array(name: str, value, *, ndim=None, min_size: int = 1, dtype=float)
 
     Refused with a message naming ``name``: ``None``, strings and arrays of strings or
     objects (``["1", "0"]`` is not converted), and numpy masked arrays (their mask would
-    be ignored; fill or drop the masked entries first). Bool arrays count as 0/1.
+    be ignored; fill or drop the masked entries first), and a lone bool. Bool arrays count as 0/1.
     """
-    if value is None or isinstance(value, (str, bytes)):
+    if value is None or isinstance(value, (str, bytes, bool, np.bool_)):
         raise TypeError(f"{name} must be an array of numbers, got {value!r}")
     if isinstance(value, np.ma.MaskedArray):
         raise ValueError(f"{name} is a masked array, whose mask would be ignored; pass plain values "

@@ -56,3 +56,24 @@ def test_bad_input_gives_a_clear_error(argv, message, capsys, tmp_path, monkeypa
         main(argv)
     assert e.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_diverged_run_is_one_line_and_exit_1(tmp_path, capsys):
+    out = str(tmp_path / "run")
+    with pytest.warns(UserWarning, match="--lr"):
+        code = main(["--preset", "grpo", "--steps", "4", "--out", out, "--lr", "1e30", "--mu", "2",
+                     "--checkpoint-every", "1"] + FAST + ["--warmstart-steps", "20", "--G", "4", "--prompts", "4"])
+    assert code == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "training diverged at step" in err[0] and "Traceback" not in err[0]
+
+
+def test_ctrl_c_says_how_to_continue(tmp_path, capsys, monkeypatch):
+    from grpo_lab.lm import trainer as T
+
+    def interrupted(self):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(T.Trainer, "step", interrupted)
+    assert main(["--preset", "grpo", "--steps", "2", "--out", str(tmp_path / "run")] + FAST) == 130
+    assert "--resume" in capsys.readouterr().err

@@ -100,7 +100,7 @@ def test_divergence_stops_before_a_nonfinite_update(cfg, tmp_path):
 
     out = tmp_path / "r"
     c = cfg.replace(steps=6, out=str(out), lr=1e30, mu=2, checkpoint_every=1, lr_warmup=0)
-    with pytest.raises(TrainingDiverged, match=r"diverged at step \d+.*lr"):
+    with pytest.warns(UserWarning, match="lr"), pytest.raises(TrainingDiverged, match=r"diverged at step \d+.*lr"):
         Trainer(c).run()
     for ck in (out / "checkpoints").glob("step_*"):
         from safetensors.torch import load_file
@@ -288,3 +288,73 @@ def test_checkpoint_files_and_folder_are_fsynced_before_the_rename(cfg, tmp_path
     monkeypatch.setattr(os, "replace", replace)
     tr.save_checkpoint()
     assert str(tmp_path / "r" / "checkpoints") in synced           # the parent, after the rename
+
+
+# -- kill anywhere: a SIGKILLed process, resumed, repeats the uninterrupted run bit for bit -----------
+CHILD = """
+import json, os, signal, sys
+from grpo_lab.lm import checkpoint as ckpt
+from grpo_lab.lm.config import GRPOConfig
+from grpo_lab.lm.trainer import Trainer
+cfg = GRPOConfig.from_dict(json.loads(sys.argv[1]))
+where, at = sys.argv[2], int(sys.argv[3])
+die = lambda: os.kill(os.getpid(), signal.SIGKILL)
+if where == "after_step":            # killed between steps, after the metrics row of step `at`
+    Trainer(cfg, callback=lambda tr, row: die() if row["step"] == at else None).run()
+else:                                # killed inside the checkpoint write of step `at`, files half-synced
+    real = ckpt.fsync_tree
+    def fsync_tree(folder):
+        if folder.name == f".tmp_step_{at:06d}":
+            die()
+        real(folder)
+    ckpt.fsync_tree = fsync_tree
+    Trainer(cfg).run()
+"""
+
+
+def _kill_child(cfg, where, at):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1]),
+                                                        os.environ.get("PYTHONPATH", "")]),
+           "OMP_NUM_THREADS": "1"}
+    p = subprocess.run([sys.executable, "-c", CHILD, json.dumps(cfg.to_dict()), where, str(at)], env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == -9, p.stderr[-2000:]                  # it really was SIGKILLed
+
+
+def _final_weights(out):
+    from safetensors.torch import load_file
+
+    return load_file(str(ckpt_dir(out)[-1] / "model.safetensors"))
+
+
+def ckpt_dir(out):
+    return sorted((Path(out) / "checkpoints").glob("step_*"))
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(cache, tmp_path_factory):
+    out = tmp_path_factory.mktemp("full") / "run"
+    c = GRPOConfig.preset("grpo", cache_dir=cache, steps=5, out=str(out), checkpoint_every=2, **TINY)
+    return c, train(c), _final_weights(out)
+
+
+@pytest.mark.parametrize("where, at, checkpoint_every", [
+    ("after_step", 3, 0),            # before the first checkpoint (only at the end): restart from the warm start
+    ("after_step", 3, 2),            # between checkpoints: resume from step 2
+    ("in_checkpoint", 4, 2),         # inside the write of checkpoint 4: its .tmp folder is left half-synced
+])
+def test_sigkill_anywhere_then_resume_is_bit_identical(uninterrupted, tmp_path, where, at, checkpoint_every):
+    full_cfg, full_df, full_w = uninterrupted
+    c = full_cfg.replace(out=str(tmp_path / "run"), checkpoint_every=checkpoint_every, checkpoint_seconds=0.0)
+    _kill_child(c, where, at)
+    assert (tmp_path / "run" / ".lock").exists()                 # a killed process leaves its lock behind
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)             # "taking over the stale lock …"
+        tr = Trainer(c.replace(resume=True))
+    assert tr.step_count == (0 if checkpoint_every == 0 else 2)
+    df = tr.run()
+    _same_run(full_df, df)
+    w = _final_weights(tmp_path / "run")
+    assert all(torch.equal(full_w[k], w[k]) for k in full_w)
+    assert pd.read_csv(tmp_path / "run" / "metrics.csv")["step"].tolist() == [1, 2, 3, 4, 5]
+    assert not list((tmp_path / "run" / "checkpoints").glob(".tmp_*"))

@@ -5,7 +5,10 @@ Modules: :mod:`~grpo_lab.lm.tokenizer` (character tokenizer), :mod:`~grpo_lab.lm
 :mod:`~grpo_lab.lm.warmstart` (SFT on demonstrations, cached), :mod:`~grpo_lab.lm.rollout`
 (sampling and log-probs), :mod:`~grpo_lab.lm.evaluation` (scoring, held-out accuracy),
 :mod:`~grpo_lab.lm.config` (:class:`GRPOConfig` and presets), :mod:`~grpo_lab.lm.trainer`
-(:func:`train`), :mod:`~grpo_lab.lm.cli` (``python -m grpo_lab train``).
+(:func:`train`) with :mod:`~grpo_lab.lm.sampling` (steps 1–2, dynamic sampling),
+:mod:`~grpo_lab.lm.metrics` (the metric columns), :mod:`~grpo_lab.lm.checkpoint` (run folder,
+lock, checkpoints) and :mod:`~grpo_lab.lm.guard` (divergence guard), :mod:`~grpo_lab.lm.cli`
+(``python -m grpo_lab train``).
 
 Imports are lazy so that ``import grpo_lab.lm`` stays cheap.
 """

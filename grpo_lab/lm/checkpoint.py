@@ -1,36 +1,204 @@
-"""The run folder: checkpoints (write, find, load) and the per-step metrics files.
+"""The run folder: its lock, checkpoints (write, verify, load, fall back) and the metrics files.
 
 Layout of ``out/``::
 
+    .lock                  {"pid", "host", "started"} of the process training in it
     config.json            the run's GRPOConfig
     ref/                   the reference model π_ref (saved once, when it is needed)
     metrics.csv / .jsonl   one row per step, appended after every step
     eval_before.json / eval_after.json
     checkpoints/step_NNNNNN/   model.safetensors + config + tokenizer, optimizer.pt, state.json
 
-A checkpoint is written into ``.tmp_step_NNNNNN`` and renamed into place, so a reader sees
-either a whole checkpoint or none.
+A checkpoint is written into ``.tmp_step_NNNNNN``, every file and the folder are fsynced,
+and only then is it renamed into place (and the parent folder fsynced), so neither a kill
+nor a power loss can leave a half-written ``step_*`` folder. Randomness needs no saved
+state: every step draws it from generators seeded by (seed, step).
 """
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
 import shutil
+import socket
+import time
+import warnings
 from pathlib import Path
 
 import pandas as pd
 import torch
 
+from grpo_lab.lm.guard import all_finite
 from grpo_lab.lm.model import load_model, save_model
 
+CHECKPOINT_FILES = ("state.json", "config.json", "model.safetensors", "optimizer.pt")
 
+
+class CheckpointError(ValueError):
+    """A checkpoint (or the reference model) is missing a file or has an unreadable one."""
+
+
+class RunLocked(ValueError):
+    """Another live process is training in the same run folder."""
+
+
+# -- the run folder and its lock -------------------------------------------------------------
+def check_folder(path: Path, what: str) -> None:
+    """Refuse, before any work, a folder path that cannot be created or written (``what`` names it)."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise ValueError(f"{what} {str(p)!r} is a file, not a folder; pass a folder path")
+    anc = p
+    while not anc.exists():
+        anc = anc.parent
+    if not anc.is_dir():
+        raise ValueError(f"{what} {str(p)!r} cannot be created: {str(anc)!r} is a file, not a folder")
+    if not os.access(anc, os.W_OK | os.X_OK):
+        raise ValueError(f"{what} {str(p)!r} cannot be created: {str(anc)!r} is not writable")
+
+
+def make_folder(path: Path, what: str) -> None:
+    """Create ``path`` (and parents); an OSError becomes one line naming ``what``."""
+    check_folder(path, what)
+    try:
+        Path(path).mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ValueError(f"{what} {str(path)!r} cannot be created: {e.strerror or e}") from None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:                                           # a zombie (killed, not yet reaped) is gone too
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+class RunLock:
+    """``out/.lock`` holding this process's PID: one training process per run folder.
+
+    A lock whose process is gone (killed) is stale and taken over with a warning; a lock of
+    the same process is re-entered (a notebook re-running its cell).
+    """
+
+    def __init__(self, out: Path):
+        self.path = Path(out) / ".lock"
+        self.held = False
+
+    def acquire(self) -> None:
+        me = {"pid": os.getpid(), "host": socket.gethostname(), "started": time.time()}
+        for _ in range(3):
+            try:
+                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            except FileExistsError:
+                if self._take_over_or_refuse(me):
+                    continue
+            else:
+                with os.fdopen(fd, "w") as f:
+                    f.write(json.dumps(me))
+                self.held = True
+                return
+        raise RunLocked(f"could not take the lock {str(self.path)!r}; another process keeps creating it")
+
+    def _take_over_or_refuse(self, me: dict) -> bool:
+        """True once a stale or own lock was removed (retry); raises RunLocked for a live one."""
+        try:
+            other = json.loads(self.path.read_text())
+            pid, host = int(other["pid"]), str(other.get("host", me["host"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            if time.time() - self.path.stat().st_mtime < 10:   # being written right now
+                raise RunLocked(f"run folder {str(self.path.parent)!r} is being locked by another process") from None
+            warnings.warn(f"removing an unreadable stale lock {str(self.path)!r}", UserWarning, stacklevel=4)
+            self.path.unlink(missing_ok=True)
+            return True
+        if pid == me["pid"] and host == me["host"]:
+            self.path.unlink(missing_ok=True)
+            return True
+        if host != me["host"]:
+            raise RunLocked(f"run folder {str(self.path.parent)!r} is in use by process {pid} on host {host!r}; "
+                            f"if that run is gone, delete {str(self.path)!r}")
+        if _alive(pid):
+            raise RunLocked(f"run folder {str(self.path.parent)!r} is in use by process {pid}; wait for it "
+                            f"to finish or choose another folder (--out). If no such run exists, delete "
+                            f"{str(self.path)!r}")
+        warnings.warn(f"taking over the stale lock of process {pid} (it is no longer running) in "
+                      f"{str(self.path.parent)!r}", UserWarning, stacklevel=4)
+        self.path.unlink(missing_ok=True)
+        return True
+
+    def release(self) -> None:
+        if not self.held:
+            return
+        self.held = False
+        try:
+            if json.loads(self.path.read_text()).get("pid") == os.getpid():
+                self.path.unlink()
+        except (OSError, ValueError):
+            pass
+
+
+# -- writing ------------------------------------------------------------------------------------
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def fsync_tree(folder: Path) -> None:
+    """fsync every file in ``folder``, then the folder itself (its directory entries)."""
+    for p in sorted(folder.iterdir()):
+        if p.is_file():
+            _fsync(p)
+    _fsync(folder)
+
+
+def remove_stale_tmp(out: Path) -> None:
+    """Delete ``.tmp_step_*`` folders left by a checkpoint write that was killed."""
+    root = out / "checkpoints"
+    if root.is_dir():
+        for p in root.glob(".tmp_step_*"):
+            shutil.rmtree(p, ignore_errors=True)
+
+
+def write_checkpoint(out: Path, step: int, policy, tok, opt, state: dict, keep: int = 2) -> Path:
+    """Policy (safetensors), optimiser state and ``state`` under ``out/checkpoints/step_NNNNNN``.
+
+    Refuses non-finite weights (a diverged policy is never checkpointed).
+    """
+    if not all_finite(p.detach() for p in policy.parameters()):
+        raise ValueError(f"refusing to checkpoint step {step}: the policy weights are not finite (NaN or inf)")
+    root = out / "checkpoints"
+    root.mkdir(parents=True, exist_ok=True)
+    remove_stale_tmp(out)
+    path = root / f"step_{step:06d}"
+    tmp = root / f".tmp_step_{step:06d}"
+    save_model(policy, tok, tmp)
+    torch.save(opt.state_dict(), tmp / "optimizer.pt")
+    (tmp / "state.json").write_text(json.dumps(state))
+    fsync_tree(tmp)
+    shutil.rmtree(path, ignore_errors=True)
+    os.replace(tmp, path)
+    _fsync(root)
+    for old in sorted(p for p in root.iterdir() if p.name.startswith("step_"))[:-keep]:
+        shutil.rmtree(old, ignore_errors=True)
+    return path
+
+
+# -- reading ------------------------------------------------------------------------------------
 def checkpoint_dirs(out: Path) -> list[Path]:
-    """Every complete checkpoint folder of the run in ``out``, oldest first."""
+    """Every checkpoint folder of the run in ``out`` (renamed into place, so complete when written), oldest first."""
     d = out / "checkpoints"
     if not d.is_dir():
         return []
-    return sorted(p for p in d.iterdir() if p.name.startswith("step_") and (p / "state.json").exists())
+    return sorted(p for p in d.iterdir() if p.name.startswith("step_") and p.is_dir())
 
 
 def latest_checkpoint(out: Path | None) -> Path | None:
@@ -40,31 +208,89 @@ def latest_checkpoint(out: Path | None) -> Path | None:
     return steps[-1] if steps else None
 
 
-def write_checkpoint(out: Path, step: int, policy, tok, opt, state: dict, keep: int = 2) -> Path:
-    """Policy (safetensors), optimiser state and ``state`` under ``out/checkpoints/step_NNNNNN``."""
-    root = out / "checkpoints"
-    path = root / f"step_{step:06d}"
-    tmp = root / f".tmp_step_{step:06d}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    save_model(policy, tok, tmp)
-    torch.save(opt.state_dict(), tmp / "optimizer.pt")
-    (tmp / "state.json").write_text(json.dumps(state))
-    shutil.rmtree(path, ignore_errors=True)
-    os.replace(tmp, path)
-    for old in sorted(p for p in root.iterdir() if p.name.startswith("step_"))[:-keep]:
-        shutil.rmtree(old, ignore_errors=True)
-    return path
+def _read_json(path: Path, what: str) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        raise CheckpointError(f"{what} is missing {path.name} ({str(path)!r})") from None
+    except (OSError, ValueError) as e:
+        raise CheckpointError(f"{path.name} of {what} is unreadable ({str(path)!r}: {e})") from None
 
 
-def read_checkpoint(path: Path, policy, opt, device) -> dict:
-    """Load the policy weights and optimiser state of the checkpoint at ``path``; returns its state.json."""
-    state = json.loads((path / "state.json").read_text())
-    loaded, _ = load_model(path)
-    policy.load_state_dict(loaded.state_dict())
-    opt.load_state_dict(torch.load(path / "optimizer.pt", map_location=device, weights_only=True))
-    return state
+def read_model(path: Path, what: str):
+    """(model, tokenizer) saved by :func:`save_model` in ``path``; errors name the broken file."""
+    for name in ("config.json", "model.safetensors"):
+        if not (path / name).is_file():
+            raise CheckpointError(f"{what} is missing {name} ({str(path / name)!r})")
+    _read_json(path / "config.json", what)
+    try:
+        return load_model(path)
+    except Exception as e:   # a truncated file raises SafetensorError, OSError, ValueError …
+        raise CheckpointError(f"model.safetensors of {what} is unreadable ({str(path / 'model.safetensors')!r}: "
+                              f"{type(e).__name__}: {e})") from None
 
 
+def read_checkpoint(path: Path, device) -> tuple[dict, dict, dict]:
+    """(state, policy state dict, optimiser state dict) of the checkpoint at ``path``, every file checked."""
+    what = f"checkpoint {path.name}"
+    state = _read_json(path / "state.json", what)
+    if not isinstance(state, dict) or "step" not in state or "config" not in state:
+        raise CheckpointError(f"state.json of {what} lacks its step or config ({str(path / 'state.json')!r})")
+    model, _ = read_model(path, what)
+    opt_path = path / "optimizer.pt"
+    if not opt_path.is_file():
+        raise CheckpointError(f"{what} is missing optimizer.pt ({str(opt_path)!r})")
+    try:
+        opt_state = torch.load(opt_path, map_location=device, weights_only=True)
+    except Exception as e:   # truncated: RuntimeError / EOFError / UnpicklingError
+        raise CheckpointError(f"optimizer.pt of {what} is unreadable ({str(opt_path)!r}: {type(e).__name__}: {e})") from None
+    return state, model.state_dict(), opt_state
+
+
+def load_newest_intact(out: Path, device):
+    """(path, state, policy sd, optimiser sd) of the newest checkpoint that reads back whole.
+
+    A broken newer checkpoint is skipped with a warning naming the file; if none is intact
+    the newest one's error is raised.
+    """
+    dirs = checkpoint_dirs(out)[::-1]
+    first_error = None
+    for i, path in enumerate(dirs):
+        try:
+            return (path, *read_checkpoint(path, device))
+        except CheckpointError as e:
+            first_error = first_error or e
+            if i + 1 < len(dirs):
+                warnings.warn(f"{e}; falling back to the previous checkpoint {dirs[i + 1].name}",
+                              UserWarning, stacklevel=3)
+    raise CheckpointError(f"cannot resume the run in {str(out)!r}: {first_error}; no intact checkpoint is left "
+                          f"(delete {str(out / 'checkpoints')!r} to restart it from the warm start)")
+
+
+# -- resuming ---------------------------------------------------------------------------------
+def config_differences(saved, cfg) -> list[str]:
+    """Every field (except the runtime ones) where ``cfg`` differs from the run's ``saved`` config."""
+    out = []
+    for f, old in saved.to_dict().items():
+        if f in type(cfg).RUNTIME_FIELDS:
+            continue
+        new = getattr(cfg, f)
+        if f == "levels":
+            old, new = tuple(old), tuple(new)
+        if old != new:
+            out.append(f"{f} is {new!r} here but the run used {old!r}")
+    return out
+
+
+def clear_run(out: Path) -> None:
+    """Remove what a run wrote before its first checkpoint, so it can start again at step 0."""
+    for name in ("metrics.csv", "metrics.jsonl", "eval_before.json", "eval_after.json"):
+        (out / name).unlink(missing_ok=True)
+    shutil.rmtree(out / "ref", ignore_errors=True)
+    remove_stale_tmp(out)
+
+
+# -- metrics files ------------------------------------------------------------------------------
 def append_metrics(out: Path, row: dict) -> None:
     """Append one step's row to ``metrics.csv`` and ``metrics.jsonl`` (NaN → null in JSON)."""
     csv = out / "metrics.csv"
@@ -75,16 +301,33 @@ def append_metrics(out: Path, row: dict) -> None:
                             for k, v in row.items()}) + "\n")
 
 
+def _whole_lines(path: Path) -> str:
+    """The text of ``path`` up to its last newline: a line cut short by a kill is dropped."""
+    text = path.read_text()
+    return text if text.endswith("\n") else text[:text.rfind("\n") + 1]
+
+
 def truncate_metrics(out: Path, step: int) -> list[dict]:
-    """Drop the rows after ``step`` (they belong to an interrupted future); returns the rows kept."""
+    """Drop the rows after ``step`` (they belong to an interrupted future) and any partial line;
+    returns the rows kept."""
     csv = out / "metrics.csv"
     if not csv.exists():
         return []
-    df = pd.read_csv(csv)
-    df = df[df["step"] <= step]
-    df.to_csv(csv, index=False)
+    text = _whole_lines(csv)
+    df = pd.read_csv(io.StringIO(text)) if text.count("\n") > 1 else pd.DataFrame()
+    df = df[df["step"] <= step] if len(df) else df
+    if len(df):
+        df.to_csv(csv, index=False)
+    else:
+        csv.unlink()
     jl = out / "metrics.jsonl"
     if jl.exists():
-        lines = [ln for ln in jl.read_text().splitlines() if ln.strip() and json.loads(ln)["step"] <= step]
-        jl.write_text("".join(ln + "\n" for ln in lines))
+        keep = []
+        for ln in _whole_lines(jl).splitlines():
+            try:
+                if ln.strip() and json.loads(ln)["step"] <= step:
+                    keep.append(ln)
+            except (ValueError, KeyError, TypeError):
+                continue
+        jl.write_text("".join(ln + "\n" for ln in keep))
     return df.to_dict("records")

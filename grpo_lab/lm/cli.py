@@ -44,7 +44,17 @@ def main(argv=None) -> int:
         trainer = Trainer(cfg)
     except (ValueError, TypeError) as e:
         ap.error(flag_message(str(e)))
-    df = trainer.run()
+    from grpo_lab.lm.trainer import TrainingDiverged
+
+    try:
+        df = trainer.run()
+    except (TrainingDiverged, ValueError, OSError) as e:   # one clear line, not a traceback
+        print(f"{ap.prog}: error: {flag_message(str(e))}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"{ap.prog}: interrupted during step {trainer.step_count + 1}; continue with --resume "
+              f"(from the last checkpoint)", file=sys.stderr)
+        return 130
     before, after = df.attrs["eval_before"]["greedy"], df.attrs["eval_after"]["greedy"]
     print(json.dumps({"steps": int(trainer.step_count), "out": cfg.out,
                       "heldout_acc_before": round(before["acc"], 4), "heldout_acc_after": round(after["acc"], 4),

@@ -71,6 +71,9 @@ class GRPOConfig:
                                 "(more threads thrash when the cores are busy); none = torch's default")
     bf16: bool = _f(True, "bf16 autocast on CUDA (ignored on CPU, which runs fp32)")
     progress: bool = _f(True, "tqdm progress bar")
+    checkpoint_seconds: float = _f(120.0, "also checkpoint once this many seconds have passed since the last "
+                                          "checkpoint, so a killed run loses at most that much work (0 = only "
+                                          "checkpoint_every and the end)")
 
     # -- model ---------------------------------------------------------------------------
     model: str | None = _f(None, "local causal-LM directory with its tokenizer; trust_remote_code stays off "
@@ -82,6 +85,8 @@ class GRPOConfig:
     layers: int = _f(4, "tiny model depth")
     heads: int = _f(4, "tiny model attention heads")
     kv_heads: int | None = _f(None, "tiny model key/value heads (none = heads; fewer = grouped-query attention)")
+    hub: bool = _f(False, "allow --model to be a Hugging Face Hub id (org/name) and download it; off by default, "
+                          "so nothing touches the network and a mistyped local path is an error")
 
     # -- task -----------------------------------------------------------------------------
     levels: tuple = _f((1, 2), "addition difficulty levels, comma-separated (1: 0-9, 2: 10-99, 3: 100-999)",
@@ -140,7 +145,8 @@ class GRPOConfig:
     # preset name -> the fields it sets: derived from the registry (grpo_lab.methods)
     PRESETS = methods.preset_overrides()
     # Fields that may differ between an interrupted run and its resumption.
-    RUNTIME_FIELDS = ("steps", "resume", "progress", "out", "device", "threads", "checkpoint_every")
+    RUNTIME_FIELDS = ("steps", "resume", "progress", "out", "device", "threads", "checkpoint_every",
+                      "checkpoint_seconds", "hub")
     # Old names still accepted by from_dict (config.json of earlier runs).
     RENAMED = {"family": "arch"}
 
@@ -166,6 +172,7 @@ class GRPOConfig:
         c.integer("steps", self.steps, low=0)
         c.integer("seed", self.seed, low=0)
         c.integer("checkpoint_every", self.checkpoint_every, low=0)
+        c.in_range("checkpoint_seconds", self.checkpoint_seconds, 0.0)
         c.choice("device", self.device, DEVICES)
         if self.threads is not None:
             c.integer("threads", self.threads, low=1)

@@ -3,8 +3,8 @@
 Default (:func:`make_model`): a Llama-architecture decoder with hidden size 128, MLP width 512,
 4 layers, 4 heads and tied input/output embeddings — about 1.05 M parameters with the
 character tokenizer — randomly initialised from a seed. ``arch="qwen2"`` gives the
-Qwen2 variant (q/k/v biases). :func:`load_model` loads any local causal-LM directory (or a
-hub name the user can reach) with its tokenizer; ``trust_remote_code`` stays off, so only
+Qwen2 variant (q/k/v biases). :func:`load_model` loads any local causal-LM directory (or,
+with the explicit ``hub=True`` opt-in, a Hub id) with its tokenizer; ``trust_remote_code`` stays off, so only
 architectures that ship with ``transformers`` load. Weights are written as safetensors.
 """
 from __future__ import annotations
@@ -81,12 +81,14 @@ def _looks_like_hub_name(name: str) -> bool:
             and not any(c in name for c in "\\:"))
 
 
-def load_model(path, *, dtype=torch.float32):
+def load_model(path, *, dtype=torch.float32, hub: bool = False):
     """(model, tokenizer) from a local directory with ``config.json`` and tokenizer files.
 
-    A name of the form ``org/name`` that is not a local directory is tried on the hub
-    cache (no download is forced; this fails offline unless it is cached).
-    ``trust_remote_code`` is off. The tokenizer must define an EOS token.
+    Nothing touches the network unless ``hub=True``: then a name of the form ``org/name``
+    that is not a local directory is fetched from the Hugging Face Hub (or its cache).
+    Without it, a path that does not exist is an error saying so — a mistyped
+    ``runs/mymodel`` is never taken for a hub id. ``trust_remote_code`` is off. The
+    tokenizer must define an EOS token.
     """
     from transformers import AutoTokenizer
 
@@ -99,8 +101,11 @@ def load_model(path, *, dtype=torch.float32):
         src = str(p)
     elif p.exists():
         raise ValueError(f"model path {str(p)!r} is a file; pass the directory that holds config.json")
-    elif _looks_like_hub_name(str(path)):
+    elif hub and _looks_like_hub_name(str(path)):
         src = str(path)
+    elif _looks_like_hub_name(str(path)):
+        raise ValueError(f"model path {str(path)!r} does not exist (no folder {str(p.resolve())!r}); to download "
+                         f"the Hugging Face Hub repository {str(path)!r} instead, pass hub=True (--hub)")
     else:
         raise ValueError(f"model path {str(path)!r} does not exist")
     try:

@@ -24,13 +24,20 @@ its own forward pass; the reference forward is skipped when β = 0 and the KL me
 Resumption: every step draws its randomness from generators seeded by (seed, step), and a
 checkpoint holds the policy weights (safetensors), the AdamW state and the step; the
 reference model is saved once. On CPU a resumed run therefore repeats the uninterrupted
-run bit for bit (same threads, same library versions).
+run bit for bit (same threads, same library versions). The run folder (lock, checkpoints,
+fallback past a corrupt one, metrics files) is :mod:`grpo_lab.lm.checkpoint`; steps 1–2 are
+:mod:`grpo_lab.lm.sampling`; the metric columns :mod:`grpo_lab.lm.metrics`; the divergence
+guard, checked before every optimiser step, :mod:`grpo_lab.lm.guard`. What happens when a
+run is killed, diverges or finds a corrupt file: docs/reliability.md.
 """
 from __future__ import annotations
 
 import copy
 import json
+import sys
 import time
+import warnings
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -42,6 +49,7 @@ from grpo_lab.losses import grpo_loss, kl_shaped_rewards
 from grpo_lab.lm import checkpoint as ckpt
 from grpo_lab.lm.config import GRPOConfig
 from grpo_lab.lm.evaluation import evaluate
+from grpo_lab.lm.guard import TrainingDiverged, all_finite, check_finite, sanity_warnings
 from grpo_lab.lm.metrics import (CONDITIONAL_COLUMNS, METRICS, TIMING_COLUMNS, Timer, metric_definitions,
                                  metrics_markdown, sampling_metrics)
 from grpo_lab.lm.model import load_model, make_model, save_model
@@ -49,10 +57,10 @@ from grpo_lab.lm.rollout import Rollout, token_logp
 from grpo_lab.lm.sampling import sample_step
 from grpo_lab.lm.tasks import AdditionTask
 from grpo_lab.lm.tokenizer import char_tokenizer
-from grpo_lab.lm.warmstart import SFTConfig, warm_start
+from grpo_lab.lm.warmstart import SFTConfig, default_cache_dir, warm_start
 
 __all__ = ["Trainer", "train", "resolve_device", "metric_definitions", "metrics_markdown", "METRICS",
-           "TIMING_COLUMNS", "CONDITIONAL_COLUMNS"]
+           "TIMING_COLUMNS", "CONDITIONAL_COLUMNS", "TrainingDiverged"]
 
 
 def resolve_device(device: str) -> torch.device:
@@ -93,25 +101,62 @@ class Trainer:
         self.last_samples: pd.DataFrame | None = None
         self.last_adv = np.zeros(0)
 
-        resumed = cfg.resume and self.out is not None and self._latest_checkpoint() is not None
-        if self.out is not None and not resumed and (self.out / "metrics.csv").exists():
-            raise ValueError(f"out folder {str(self.out)!r} already holds a run; pass resume=True "
-                             f"(--resume) to continue it, or choose another folder")
+        self._last_ckpt_step: int | None = None
+        for msg in sanity_warnings(cfg):
+            warnings.warn(msg, UserWarning, stacklevel=2)
+        # paths first, before any work (the warm start may take minutes)
+        if self.out is not None:
+            ckpt.check_folder(self.out, "out (the run folder)")
+        if cfg.warmstart_steps and cfg.cache_dir is not False:
+            ckpt.make_folder(Path(cfg.cache_dir) if cfg.cache_dir else default_cache_dir(),
+                             "the warm-start cache folder (cache_dir, or $GRPO_LAB_CACHE)")
+        self._lock = None
+        if self.out is not None:
+            ckpt.make_folder(self.out, "out (the run folder)")
+            self._lock = ckpt.RunLock(self.out)
+            self._lock.acquire()
+            weakref.finalize(self, self._lock.release)
+        try:
+            self._open_run_folder()
+        except BaseException:
+            self.close()
+            raise
+
+    def _open_run_folder(self):
+        """Build the models; resume from the newest intact checkpoint, restart, or start the run."""
+        cfg, out = self.cfg, self.out
+        resumed = has_run = False
+        if out is not None:
+            has_ckpt = bool(ckpt.checkpoint_dirs(out))
+            has_run = has_ckpt or (out / "metrics.csv").exists()
+            if has_run and not cfg.resume:
+                raise ValueError(f"out folder {str(out)!r} already holds a run; pass resume=True "
+                                 f"(--resume) to continue it, or choose another folder")
+            resumed = cfg.resume and has_ckpt
+            if has_run and not resumed:           # resume asked, but the run died before its first checkpoint
+                self._check_resumable_config(out / "config.json")
+                print(f"no checkpoint in {str(out)!r} yet (the run stopped before its first one): "
+                      f"restarting it from the warm start, step 0", file=sys.stderr)
+                ckpt.clear_run(out)
         self._build_models(resumed)
         self.opt = torch.optim.AdamW(self.policy.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
         if resumed:
-            self._load_checkpoint(self._latest_checkpoint())
-        elif self.out is not None:
-            self.out.mkdir(parents=True, exist_ok=True)
-            (self.out / "config.json").write_text(self.cfg.to_json())
+            self._load_checkpoint()
+        elif out is not None:
+            (out / "config.json").write_text(self.cfg.to_json())
             if self.ref is not None:
-                save_model(self.ref, self.tok, self.out / "ref")
+                save_model(self.ref, self.tok, out / "ref")
+
+    def close(self):
+        """Release the run folder's lock (done at the end of :meth:`run`; a killed process leaves a stale one)."""
+        if self._lock is not None:
+            self._lock.release()
 
     # -- set-up ---------------------------------------------------------------------
     def _build_models(self, resumed: bool):
         cfg = self.cfg
         if cfg.model is not None:
-            self.policy, self.tok = load_model(cfg.model)
+            self.policy, self.tok = load_model(cfg.model, hub=cfg.hub)
             init = f"path:{Path(cfg.model).resolve() if Path(cfg.model).exists() else cfg.model}"
         else:
             self.tok = char_tokenizer()
@@ -131,8 +176,14 @@ class Trainer:
         self.policy.to(self.device).train()
         self.ref = None
         if self.need_ref:
-            if resumed and (self.out / "ref" / "config.json").exists():
-                self.ref, _ = load_model(self.out / "ref")
+            if resumed:   # never a copy of the (not warm-started) policy: that would be a random π_ref
+                ref = self.out / "ref"
+                if not ref.is_dir():
+                    raise ckpt.CheckpointError(
+                        f"cannot resume the run in {str(self.out)!r}: its reference model {str(ref)!r} is missing "
+                        f"(needed because beta > 0 or kl_metric is on; without it the KL would be measured "
+                        f"against a random model). Restore it, or start a new run")
+                self.ref, _ = ckpt.read_model(ref, f"the reference model {str(ref)!r}")
             else:
                 self.ref = copy.deepcopy(self.policy)
             self.ref.to(self.device).eval().requires_grad_(False)
@@ -214,6 +265,9 @@ class Trainer:
             tl = token_logp(self.policy, batch, temperature=cfg.temperature, entropy=True, amp=self.amp,
                             dedup=cfg.dedup)
             old_logp = tl.logp.detach()
+        check_finite(self.step_count + 1, cfg, self._last_ckpt_step,
+                     "the policy's log-probabilities of its own samples are not finite (its weights have blown up)",
+                     old_logp[batch.mask > 0])
         if cfg.kl_form == "reward" and ref_logp is not None and cfg.beta > 0:
             # KL form 2 (seed 000 §3): r_i ← r_i − β Σ_t log(π_θ/π_ref), before step 3
             rewards_t = kl_shaped_rewards(rewards_t, old_logp, ref_logp, batch.mask, beta=cfg.beta,
@@ -245,11 +299,21 @@ class Trainer:
                 out = grpo_loss(tl.logp, old_logp, adv, batch.mask,
                                 ref_logp=ref_logp if (beta > 0 or (it == 0 and ref_logp is not None)) else None,
                                 **loss_kw)
+            step = self.step_count + 1
+            check_finite(step, cfg, self._last_ckpt_step, f"the loss is {float(out.loss.detach())} "
+                         f"(inner iteration {it + 1}; the update was skipped)", out.loss.detach())
             with timer("backward"):
                 self.opt.zero_grad(set_to_none=True)
                 out.loss.backward()
                 gn = torch.nn.utils.clip_grad_norm_(self.policy.parameters(), cfg.max_grad_norm)
+                if not torch.isfinite(gn):
+                    self.opt.zero_grad(set_to_none=True)
+                    check_finite(step, cfg, self._last_ckpt_step, f"the gradient norm is {float(gn)} "
+                                 f"(inner iteration {it + 1}; the update was skipped)", gn)
                 self.opt.step()
+            if not all_finite(p.detach() for p in self.policy.parameters()):
+                check_finite(step, cfg, self._last_ckpt_step, "the weights became non-finite in the update "
+                             f"(inner iteration {it + 1})", float("nan"))
             if first is None:
                 first = out
             lows.append(float(out.clip_frac_low))
@@ -273,6 +337,23 @@ class Trainer:
 
     # -- the whole run --------------------------------------------------------------------
     def run(self) -> pd.DataFrame:
+        """Train to ``config.steps``; checkpoint every ``checkpoint_every`` steps, every
+        ``checkpoint_seconds`` and at the end. Raises :class:`TrainingDiverged` (the metrics so
+        far and the last checkpoint stay on disk) if the loss or the gradient stops being finite."""
+        cfg = self.cfg
+        if self._lock is not None:
+            self._lock.acquire()
+        try:
+            self._train_loop()
+            if self.out is not None and self._last_ckpt_step != self.step_count:
+                self.save_checkpoint()
+            self.eval_after = self.evaluate_both()
+            self._write_json("eval_after.json", self.eval_after)
+        finally:
+            self.close()
+        return self.dataframe()
+
+    def _train_loop(self):
         cfg = self.cfg
         if self.eval_before is None:
             self.eval_before = self.evaluate_both()
@@ -281,12 +362,16 @@ class Trainer:
 
         bar = tqdm(total=cfg.steps, initial=min(self.step_count, cfg.steps), desc=f"GRPO ({cfg.preset})",
                    disable=not cfg.progress, leave=True)
+        last_save = time.monotonic()
         try:
             while self.step_count < cfg.steps:
                 row = self.step()
                 self._append_metrics(row)
-                if cfg.checkpoint_every and self.step_count % cfg.checkpoint_every == 0:
+                due = (cfg.checkpoint_every and self.step_count % cfg.checkpoint_every == 0) or \
+                    (cfg.checkpoint_seconds and time.monotonic() - last_save >= cfg.checkpoint_seconds)
+                if due and self.out is not None:
                     self.save_checkpoint()
+                    last_save = time.monotonic()
                 bar.update(1)
                 bar.set_postfix(reward=f"{row['reward_mean']:.2f}", acc=f"{row['acc']:.2f}",
                                 kl=f"{row.get('kl', 0.0):.3f}", refresh=False)
@@ -294,11 +379,6 @@ class Trainer:
                     self.callback(self, row)
         finally:
             bar.close()
-        if self.out is not None and (not cfg.checkpoint_every or self.step_count % cfg.checkpoint_every):
-            self.save_checkpoint()
-        self.eval_after = self.evaluate_both()
-        self._write_json("eval_after.json", self.eval_after)
-        return self.dataframe()
 
     def dataframe(self) -> pd.DataFrame:
         df = pd.DataFrame(self.rows)
@@ -323,22 +403,41 @@ class Trainer:
         if self.out is None:
             raise ValueError("save_checkpoint needs config.out (a run folder)")
         state = {"step": self.step_count, "config": self.cfg.to_dict(), "eval_before": self.eval_before}
-        return ckpt.write_checkpoint(self.out, self.step_count, self.policy, self.tok, self.opt, state, keep=keep)
+        path = ckpt.write_checkpoint(self.out, self.step_count, self.policy, self.tok, self.opt, state, keep=keep)
+        self._last_ckpt_step = self.step_count
+        return path
 
-    def _load_checkpoint(self, path: Path):
-        state = json.loads((path / "state.json").read_text())
-        saved = GRPOConfig.from_dict(state["config"])
-        for f in saved.to_dict():
-            if f not in GRPOConfig.RUNTIME_FIELDS and getattr(saved, f) != getattr(self.cfg, f) \
-                    and not (f == "levels" and tuple(getattr(saved, f)) == tuple(self.cfg.levels)):
-                raise ValueError(f"cannot resume: config field {f!r} is {getattr(self.cfg, f)!r} "
-                                 f"but the run in {str(self.out)!r} used {getattr(saved, f)!r}")
-        state = ckpt.read_checkpoint(path, self.policy, self.opt, self.device)
-        self.step_count = int(state["step"])
+    def _check_resumable_config(self, saved):
+        """Raise, listing every differing field, unless ``saved`` (a config dict or a config.json path) matches."""
+        if isinstance(saved, Path):
+            try:
+                saved = json.loads(saved.read_text())
+            except (OSError, ValueError):
+                return                            # nothing readable to compare against
+        diffs = ckpt.config_differences(GRPOConfig.from_dict(saved), self.cfg)
+        if diffs:
+            raise ValueError(f"cannot resume the run in {str(self.out)!r}: {len(diffs)} setting(s) differ from "
+                             f"the run's: " + "; ".join(diffs) + ". Resume with the run's settings, or start "
+                             f"a new run in another folder")
+
+    def _load_checkpoint(self):
+        """Load the newest intact checkpoint (a corrupt newer one is skipped with a warning)."""
+        path, state, policy_sd, opt_sd = ckpt.load_newest_intact(self.out, self.device)
+        self._check_resumable_config(state["config"])
+        self.policy.load_state_dict(policy_sd)
+        self.opt.load_state_dict(opt_sd)
+        self.step_count = self._last_ckpt_step = int(state["step"])
         self.eval_before = state.get("eval_before")
+        ckpt.remove_stale_tmp(self.out)
         # metrics written after this checkpoint belong to the interrupted future: drop them
-        if (self.out / "metrics.csv").exists():
-            self.rows = ckpt.truncate_metrics(self.out, self.step_count)
+        self.rows = ckpt.truncate_metrics(self.out, self.step_count)
+        if self.cfg.steps < self.step_count:
+            raise ValueError(f"the run in {str(self.out)!r} has already done {self.step_count} steps; steps "
+                             f"(--steps) = {self.cfg.steps} is below that, so there is nothing to do. Pass "
+                             f"--steps {self.step_count + 1} or more to continue it")
+        if self.cfg.steps == self.step_count:
+            print(f"the run in {str(self.out)!r} has already done its {self.step_count} steps: nothing to train "
+                  f"(pass a larger --steps to continue it)", file=sys.stderr)
 
 
 def train(config: GRPOConfig, *, callback=None) -> pd.DataFrame:

@@ -170,11 +170,19 @@ def warm_start(model, tok, task: AdditionTask, cfg: SFTConfig, *, init: str, dev
     key = cache_key(model, tok, task, cfg, init)
     path = None if root is None else root / f"warmstart-{key}"
     if path is not None and (path / "config.json").is_file() and (path / "meta.json").is_file():
-        loaded, _ = load_model(path)
-        model.load_state_dict(loaded.state_dict())
-        meta = json.loads((path / "meta.json").read_text())
-        return model, {"cached": True, "seconds": time.perf_counter() - t0, "path": str(path),
-                       "losses": meta.get("losses", []), "probe": meta.get("probe", []), "steps": meta.get("steps")}
+        try:
+            meta = json.loads((path / "meta.json").read_text())
+            loaded, _ = load_model(path)
+            model.load_state_dict(loaded.state_dict())
+            return model, {"cached": True, "seconds": time.perf_counter() - t0, "path": str(path),
+                           "losses": meta.get("losses", []), "probe": meta.get("probe", []),
+                           "steps": meta.get("steps")}
+        except Exception as e:   # a truncated or corrupt entry: the cache is only a cache, rebuild it
+            import warnings
+
+            warnings.warn(f"warm-start cache entry {str(path)!r} is unreadable ({type(e).__name__}); "
+                          f"rebuilding it", UserWarning, stacklevel=2)
+            shutil.rmtree(path, ignore_errors=True)
     model.to(device)
     res = sft(model, tok, task, cfg, device=device, progress=progress)
     if path is not None:

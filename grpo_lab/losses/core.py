@@ -1,52 +1,6 @@
-"""The GRPO loss, token by token (seed 000 §2–§4, eqs. (2)–(7); seed 004 §四).
+"""The loss itself: ratios, the clipped term, KL estimators, aggregation and :func:`grpo_loss`.
 
-Everything here is torch and works on a padded batch: ``B`` responses of at most ``T``
-tokens, with a 0/1 response ``mask`` of shape ``(B, T)``. One response ``i`` has
-``|y_i| = mask[i].sum()`` valid tokens. The pieces, in the order of the seed's six-step
-recipe (seed 000 §5):
-
-=====================================  ===============================================
-:func:`token_ratio`                    ρ_{i,t} = π_θ / π_θold per token, eq. (4)
-:func:`sequence_ratio`                 GSPO's s_i = exp(mean_t log ρ_{i,t}) (seed 004 §四)
-:func:`broadcast_adv`                  Â_i (B,) copied onto every token (B, T), §1.2/§2.2
-:func:`policy_loss_per_token`          −ℓ_{i,t}, the clipped term of eq. (3) as a loss
-:func:`kl_penalty`                     k1 / k2 / k3 per token; k3 is eq. (5)
-:func:`aggregate`                      eq. (6) seq-mean, eq. (7) token-mean, Dr. GRPO 1/C
-:func:`grpo_loss`                      eq. (2) as a loss: aggregate(−ℓ + β·KL) + diagnostics
-:func:`kl_shaped_rewards`              §3 form 2: r' = −β log(π/π_ref) folded into r_i
-:func:`token_grad_weights`             ∂loss/∂log π(o_{i,t}) for every token, by autograd
-=====================================  ===============================================
-
-Sign convention. The seed writes an *objective* to maximise,
-ℓ = min(ρ·Â, clip(ρ, 1−ε, 1+ε)·Â) (eq. 3). This module returns *losses* to minimise, i.e.
-−ℓ, because that is what an optimiser and the LM trainer consume. Consequently a token of a
-good response (Â > 0) has a *negative* gradient weight ∂loss/∂log π: gradient descent pushes
-its log-probability up.
-
-:func:`grpo_loss` is the one place the loss is computed; the LM trainer, the notebooks, the
-figures and :func:`token_grad_weights` all call it.
-
-Conventions of other libraries (described, not copied):
-
-* TRL's ``GRPOConfig.loss_type`` names map onto :func:`aggregate` modes — ``"grpo"`` →
-  ``"seq-mean-token-mean"`` (eq. 6), ``"bnpo"`` → ``"token-mean"`` over the local batch,
-  ``"dapo"`` → ``"token-mean"`` over the whole (gradient-accumulated) batch, ``"dr_grpo"`` →
-  ``"seq-mean-token-sum-norm"`` with ``max_len = max_completion_length``. All four are accepted
-  here as aliases. "bnpo" and "dapo" differ in TRL only in *which* tokens are counted when the
-  batch is split into micro-batches; on one batch they are the same number.
-* verl names its ``loss_agg_mode`` exactly like the modes here. Its
-  ``"seq-mean-token-sum-norm"`` (in the versions we read) divides the *total* by the padded
-  response length T only, without the 1/B of Dr. GRPO's 1/(G·C); its value is therefore B
-  times ours (same direction, B-fold step size). Here, as in TRL's ``dr_grpo``, the divisor
-  is B'·max_len.
-* verl calls k1/k2/k3 ``"kl"``/``"mse"``/``"low_var_kl"`` (and clamps the last one); these
-  names are accepted as aliases; instead of verl's clamp, k3 continues along its tangent
-  line past a log-ratio of 20 (see :func:`kl_penalty`).
-* Dual clip (verl's ``clip_ratio_c``, default 3) bounds the loss of Â < 0 tokens whose ratio
-  has run far above 1; TRL's GRPO trainer has no dual clip.
-* With one optimiser step per batch (μ = 1 in the GRPO paper, TRL's default
-  ``num_iterations=1``) old_logp equals logp numerically, ρ ≡ 1 and clipping never fires;
-  only the gradient of ρ survives (see :func:`token_grad_weights`).
+See :mod:`grpo_lab.losses` for the equations, the sign convention and where other libraries differ.
 """
 from __future__ import annotations
 
@@ -56,18 +10,12 @@ from dataclasses import dataclass, fields
 import torch
 
 from grpo_lab import _checks
+from grpo_lab.losses.checks import (KL_ALIASES, KL_KINDS, LEVELS, MODE_ALIASES, MODES, _as_tensor,  # noqa: F401
+                                   _check_2d, _check_adv, _check_dual_clip, _check_eps, _check_finite_where,
+                                   _check_mask, _float_tensor, resolve_kind, resolve_mode)
 
 Tensor = torch.Tensor
 
-MODES = ("seq-mean-token-mean", "token-mean", "seq-mean-token-sum", "seq-mean-token-sum-norm")
-# TRL loss_type names -> aggregation mode (see the module docstring for where they differ).
-MODE_ALIASES = {"grpo": "seq-mean-token-mean", "bnpo": "token-mean", "dapo": "token-mean",
-                "dr_grpo": "seq-mean-token-sum-norm"}
-KL_KINDS = ("k1", "k2", "k3")
-# verl kl_penalty names -> estimator (verl clamps low_var_kl to [-10, 10]; we continue k3 linearly
-# past K3_LOG_RATIO_BOUND instead, see _kl).
-KL_ALIASES = {"kl": "k1", "mse": "k2", "low_var_kl": "k3"}
-LEVELS = ("token", "sequence")
 # Numerical safety (see _clip_log_ratio and _kl). Beyond the clip boundary the clipped branch
 # of eq. (3) is a constant, so the log-ratio is clamped LOG_RATIO_MARGIN above that boundary
 # before exp: the value and gradient are unchanged, and exp can no longer overflow to inf
@@ -75,91 +23,6 @@ LEVELS = ("token", "sequence")
 # tangent line beyond d = K3_LOG_RATIO_BOUND (k3 there ≈ 4.9e8), so it stays finite in fp32.
 LOG_RATIO_MARGIN = 1.0
 K3_LOG_RATIO_BOUND = 20.0
-
-
-# ---------------------------------------------------------------------------------
-# Validation
-# ---------------------------------------------------------------------------------
-def _as_tensor(name: str, value, *, like: Tensor | None = None) -> Tensor:
-    if isinstance(value, Tensor):
-        t = value
-    else:
-        try:
-            t = torch.as_tensor(value, dtype=like.dtype if like is not None else None)
-        except (TypeError, ValueError, RuntimeError):
-            raise TypeError(f"{name} must be a tensor or array of numbers, got {type(value).__name__}") from None
-    if like is not None and t.device != like.device:
-        raise ValueError(f"{name} is on {t.device} but logp is on {like.device}")
-    return t
-
-
-def _float_tensor(name: str, value, *, like: Tensor | None = None) -> Tensor:
-    t = _as_tensor(name, value, like=like)
-    if not torch.is_floating_point(t):
-        t = t.to(like.dtype if like is not None else torch.get_default_dtype())
-    return t
-
-
-def _check_mask(mask, shape, like: Tensor) -> Tensor:
-    """The 0/1 response mask as a float tensor of logp's dtype; refuses anything else."""
-    m = _as_tensor("mask", mask, like=like)
-    if tuple(m.shape) != tuple(shape):
-        raise ValueError(f"mask must have shape {tuple(shape)} (like logp), got {tuple(m.shape)}")
-    if m.dtype != torch.bool:
-        if torch.is_complex(m) or not bool(((m == 0) | (m == 1)).all()):
-            raise ValueError("mask must be binary (0/1 or bool): 1 marks a response token, 0 padding")
-    return m.to(like.dtype)
-
-
-def _check_2d(name: str, value, *, like: Tensor | None = None) -> Tensor:
-    t = _float_tensor(name, value, like=like)
-    if t.ndim != 2:
-        raise ValueError(f"{name} must be 2-d of shape (B, T), got shape {tuple(t.shape)}")
-    if like is not None and t.shape != like.shape:
-        raise ValueError(f"{name} must have the shape of logp {tuple(like.shape)}, got {tuple(t.shape)}")
-    return t
-
-
-def _check_finite_where(name: str, t: Tensor, mask: Tensor) -> None:
-    if not bool(torch.isfinite(t.detach()[mask > 0]).all()):
-        raise ValueError(f"{name} must be finite at every response token (mask == 1)")
-
-
-def _check_adv(adv, B: int, like: Tensor) -> Tensor:
-    a = _float_tensor("adv", adv, like=like).to(like.dtype)
-    if a.ndim != 1 or a.shape[0] != B:
-        raise ValueError(f"adv must be one sequence-level advantage per response, shape ({B},); "
-                         f"got shape {tuple(a.shape)}")
-    if not bool(torch.isfinite(a.detach()).all()):
-        raise ValueError("adv must be finite (no NaN or inf)")
-    return a
-
-
-def _check_eps(eps_low, eps_high) -> tuple[float, float]:
-    eps_low = _checks.in_range("eps_low", eps_low, 0.0, 1.0)
-    eps_high = eps_low if eps_high is None else _checks.in_range("eps_high", eps_high, 0.0)
-    return eps_low, eps_high
-
-
-def _check_dual_clip(dual_clip) -> float | None:
-    if dual_clip is None:
-        return None
-    return _checks.in_range("dual_clip", dual_clip, 1.0, low_open=True)
-
-
-def resolve_mode(mode: str) -> str:
-    """An aggregation mode name, TRL aliases (grpo/bnpo/dapo/dr_grpo) resolved."""
-    if isinstance(mode, str) and mode in MODE_ALIASES:
-        return MODE_ALIASES[mode]
-    return _checks.choice("mode", mode, MODES + tuple(MODE_ALIASES))
-
-
-def resolve_kind(kind: str) -> str:
-    """A KL estimator name, verl aliases (kl/mse/low_var_kl) resolved."""
-    if isinstance(kind, str) and kind in KL_ALIASES:
-        return KL_ALIASES[kind]
-    return _checks.choice("kind", kind, KL_KINDS + tuple(KL_ALIASES))
-
 
 # ---------------------------------------------------------------------------------
 # Ratios and the advantage broadcast
@@ -391,10 +254,12 @@ def _kl(logp: Tensor, ref_logp: Tensor, kind: str, m: Tensor | None) -> Tensor:
         kl = 0.5 * log_r**2
     else:
         d = -log_r                                                       # log u = ref_logp − logp
-        # u − log u − 1, eq. (5), continued linearly (its tangent) past d = K3_LOG_RATIO_BOUND,
-        # where e^d would overflow fp32 (d ≈ 88); inside the bound the extra term is exactly 0
-        dc = d.clamp(max=K3_LOG_RATIO_BOUND)
-        kl = torch.expm1(dc) - dc + torch.expm1(dc) * (d - dc)
+        # u − log u − 1, eq. (5), continued along its tangent line past d = K3_LOG_RATIO_BOUND,
+        # where e^d would soon overflow fp32 (d ≈ 88). The exp branch only ever sees d ≤ the bound
+        # (no inf·0 = NaN in its gradient); below the bound value and gradient are the plain formula's.
+        D = K3_LOG_RATIO_BOUND
+        dc = d.clamp(max=D)
+        kl = torch.where(d > D, (math.expm1(D) - D) + math.expm1(D) * (d - D), torch.expm1(dc) - dc)
     return kl if m is None else kl * m
 
 
@@ -463,20 +328,6 @@ def _aggregate(v: Tensor, m: Tensor, mode: str, C: int | None) -> Tensor:
     return torch.where(row_valid, row, torch.zeros_like(row)).sum() / n_rows
 
 
-def token_weights(mask, mode="seq-mean-token-mean", *, max_len=None) -> Tensor:
-    """The coefficient w_{i,t} with aggregate(v) = Σ w_{i,t} v_{i,t}. Shape (B, T), 0 on padding.
-
-    Obtained by autograd through :func:`aggregate` (no second copy of the formulas).
-    """
-    m = _as_tensor("mask", mask)
-    if m.ndim != 2:
-        raise ValueError(f"mask must be 2-d of shape (B, T), got shape {tuple(m.shape)}")
-    v = torch.zeros(m.shape, dtype=torch.float64 if not torch.is_floating_point(m) else m.dtype,
-                    device=m.device, requires_grad=True)
-    (g,) = torch.autograd.grad(aggregate(v, mask, mode, max_len=max_len), v)
-    return g
-
-
 # ---------------------------------------------------------------------------------
 # The whole loss, eq. (2), with diagnostics
 # ---------------------------------------------------------------------------------
@@ -521,7 +372,7 @@ def grpo_loss(logp, old_logp, adv, mask, *, ref_logp=None, beta=0.0, kl_kind="k3
     logp_t, m = args[0], args[3]
     beta = _checks.in_range("beta", beta, 0.0)
     mode = resolve_mode(mode)
-    kl_kind = resolve_kind(kl_kind)
+    kl_kind = resolve_kind(kl_kind, "kl_kind")
     C = _check_max_len(max_len, mode, m)
     if ref_logp is None and beta > 0:
         raise ValueError("ref_logp is required when beta > 0 (the KL term needs π_ref)")
@@ -551,95 +402,3 @@ def grpo_loss(logp, old_logp, adv, mask, *, ref_logp=None, beta=0.0, kl_kind="k3
             ratio_max=r.max() if r.numel() else one,
             per_token=per_token.detach())
     return out
-
-
-# ---------------------------------------------------------------------------------
-# KL-in-reward, seed 000 §3 form 2
-# ---------------------------------------------------------------------------------
-def kl_shaped_rewards(rewards, logp, ref_logp, mask, *, beta, kind="k1", reduce="sum") -> Tensor:
-    """Sequence rewards with the KL folded in: r_i + Σ_t r'_{i,t}, r'_t = −β·log(π_θ/π_ref). Shape (B,).
-
-    Seed 000 §3 form 2: the KL penalty becomes a per-token *reward* r'_t, summed (``reduce=
-    "sum"``, the return of the token rewards; ``"mean"`` divides by |y_i|) into the
-    sequence reward, which then goes through group normalisation (eq. 1) like any reward —
-    a token-level signal folded into a sequence-level scalar. ``kind="k1"`` is the seed's
-    log-ratio (the KL penalty of PPO-style RLHF and verl's default); k2/k3 are allowed.
-    The result is detached: a reward carries no gradient, so β acts only through the
-    advantages. Compare :func:`grpo_loss` with ``beta`` (form 1, KL-in-loss).
-    """
-    logp = _check_2d("logp", logp)
-    m = _check_mask(mask, logp.shape, logp)
-    r = _float_tensor("rewards", rewards, like=logp).to(logp.dtype)
-    if r.ndim != 1 or r.shape[0] != logp.shape[0]:
-        raise ValueError(f"rewards must have shape ({logp.shape[0]},), one per response; got {tuple(r.shape)}")
-    if not bool(torch.isfinite(r).all()):
-        raise ValueError("rewards must be finite")
-    beta = _checks.in_range("beta", beta, 0.0)
-    reduce = _checks.choice("reduce", reduce, ("sum", "mean"))
-    with torch.no_grad():
-        r_tok = -beta * kl_penalty(logp.detach(), ref_logp, kind, mask=m)  # (B, T) r'_{i,t}
-        shaped = r_tok.sum(-1)                                           # (B,)
-        if reduce == "mean":
-            shaped = shaped / _lengths(m).clamp(min=1.0)
-        return r + shaped
-
-
-# ---------------------------------------------------------------------------------
-# What every picture shows: the gradient weight of each token
-# ---------------------------------------------------------------------------------
-def token_grad_weights(logp, old_logp, adv, mask, **loss_kwargs) -> Tensor:
-    """∂loss/∂log π_θ(o_{i,t}) for every token, by autograd through :func:`grpo_loss`. Shape (B, T).
-
-    The gradient of the loss with respect to θ is Σ_{i,t} w_{i,t}·∇_θ log π_θ(o_{i,t}), so
-    w_{i,t} is "how hard, and in which direction, token t of response i is pushed";
-    descent *raises* log π where w < 0. Unclipped, with the token ratio and no KL,
-    w_{i,t} = −ρ_{i,t}·Â_i·c_{i,t} where c_{i,t} is the aggregation weight (1/(B'|y_i|)
-    for eq. 6): the same Â on every token, the ratio the only position-dependent factor.
-    Keyword arguments are those of :func:`grpo_loss`. Padding positions get 0.
-    """
-    lp = _check_2d("logp", logp).detach().clone().requires_grad_(True)
-    out = grpo_loss(lp, old_logp, adv, mask, **loss_kwargs)
-    (g,) = torch.autograd.grad(out.loss, lp)
-    return g
-
-
-# ---------------------------------------------------------------------------------
-# The clipped term as a function of the ratio (what the clipping pictures plot)
-# ---------------------------------------------------------------------------------
-def surrogate_curve(ratio, adv, *, eps_low=0.2, eps_high=None, dual_clip=None):
-    """ℓ(ρ) of eq. (3) for one token with advantage ``adv``, and its gradient ∂ℓ/∂log π.
-
-    ``ratio``: 1-d array of ratios ρ > 0. Returns two float64 numpy arrays of that shape:
-    the objective ℓ = −loss and the weight ∂ℓ/∂log π = ρ·∂ℓ/∂ρ, both computed by
-    :func:`policy_loss_per_token` and autograd (ρ·Â where unclipped, exactly 0 where
-    clipped). Gradient *ascent* on ℓ raises log π where the weight is positive.
-    """
-    rho = _checks.finite_array("ratio", ratio, ndim=1)
-    if (rho <= 0).any():
-        raise ValueError("ratio must be > 0 (a ratio of probabilities)")
-    a = _checks.finite_float("adv", adv)
-    logp = torch.log(torch.as_tensor(rho, dtype=torch.float64))[None, :].requires_grad_(True)  # (1, N)
-    loss = policy_loss_per_token(logp, torch.zeros_like(logp), torch.tensor([a], dtype=torch.float64),
-                                 torch.ones_like(logp), eps_low=eps_low, eps_high=eps_high,
-                                 dual_clip=dual_clip)                                      # (1, N)
-    (g,) = torch.autograd.grad(loss.sum(), logp)          # each token's loss depends on its own logp
-    return (0.0 - loss[0]).detach().numpy(), (0.0 - g[0]).numpy()   # 0 − x: no −0.0 in printouts
-
-
-def zero_grad_intervals(adv, *, eps_low=0.2, eps_high=None, dual_clip=None) -> list[tuple[float, float]]:
-    """The ρ intervals where the clipped term has zero gradient, for a token with advantage ``adv``.
-
-    Â > 0: [1 + ε_high, ∞) (the ratio already rose enough). Â < 0: [0, 1 − ε_low] (already
-    fell enough) and, with dual clip c, [c, ∞). Â = 0: everywhere. Ends are ``math.inf``.
-    """
-    a = _checks.finite_float("adv", adv)
-    eps_low, eps_high = _check_eps(eps_low, eps_high)
-    c = _check_dual_clip(dual_clip)
-    if a > 0:
-        return [(1.0 + eps_high, float("inf"))]
-    if a < 0:
-        out = [(0.0, 1.0 - eps_low)]
-        if c is not None:
-            out.append((c, float("inf")))
-        return out
-    return [(0.0, float("inf"))]
