@@ -27,8 +27,12 @@ $(STAMP): requirements.txt pyproject.toml
 venv: $(STAMP)
 
 # The tests also exercise the optional extras: TRL (the hand-off) and Playwright (browser).
+# verl is installed without its dependencies: tests/test_verl_config.py only reads the trainer
+# config YAML it ships (the verl hand-off is checked against it); verl is never imported.
+VERL_PIN ?= verl==0.9.1
 $(TESTSTAMP): $(STAMP)
 	$(BIN)/python -m pip install -q -e ".[trl,browser]"
+	$(BIN)/python -m pip install -q --no-deps "$(VERL_PIN)"
 	touch $(TESTSTAMP)
 
 # JupyterLab refuses to start as root unless told --allow-root; containers, cloud notebooks,

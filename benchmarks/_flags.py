@@ -1,33 +1,35 @@
 """Flags shared by bench_loop.py and bench_trl.py: one definition, so the two benchmarks
 of the issue-6 comparison always describe the same configuration and start from the same
-(cached) warm-started weights."""
+(cached) warm-started weights.
+
+The configuration flags are generated from :class:`grpo_lab.lm.config.GRPOConfig`
+(:func:`grpo_lab.lm.flags.add_config_flags`, the builder ``python -m grpo_lab train`` uses);
+this module only sets the comparison's defaults and adds the timing flags.
+"""
 from __future__ import annotations
 
 import argparse
 
+# The comparison configuration of issue 6 (GRPOConfig field -> default).
+DEFAULTS = dict(preset="grpo", G=8, prompts_per_step=8, max_new=16, beta=0.04, threads=1, levels=(2,), mu=1,
+                device="cpu", warmstart_steps=1000, seed=0, progress=False, kl_metric=False)
+
 
 def comparison_parser(description: str) -> argparse.ArgumentParser:
-    """The comparison configuration of issue 6 as defaults; each script adds its own flags."""
+    """Every GRPOConfig field as a flag (comparison defaults), plus --steps (timed) and --warmup."""
+    from grpo_lab.lm.flags import add_config_flags
+
     ap = argparse.ArgumentParser(description=description)
-    ap.add_argument("--model", default=None, help="local causal-LM directory (default: the tiny warm-started Llama)")
-    ap.add_argument("--G", type=int, default=8, help="responses per prompt (group size)")
-    ap.add_argument("--prompts", type=int, default=8, help="prompts per step")
-    ap.add_argument("--max-new", type=int, default=16, help="token budget per response")
-    ap.add_argument("--beta", type=float, default=0.04, help="KL coefficient")
-    ap.add_argument("--threads", type=int, default=1, help="torch CPU threads")
-    ap.add_argument("--steps", type=int, default=20, help="timed steps")
+    add_config_flags(ap, exclude=("steps",), defaults=DEFAULTS)
+    ap.add_argument("--steps", type=int, default=20, help="timed steps (the run has --warmup more)")
     ap.add_argument("--warmup", type=int, default=3, help="untimed steps first")
-    ap.add_argument("--preset", default="grpo", help="grpo, dr_grpo, dapo or gspo")
-    ap.add_argument("--levels", default="2", help="comma-separated difficulty levels (2: a, b in 10..99)")
-    ap.add_argument("--mu", type=int, default=1, help="policy updates per batch (TRL: num_iterations)")
-    ap.add_argument("--device", default="cpu", help="auto, cpu or cuda")
-    ap.add_argument("--warmstart-steps", type=int, default=1000,
-                    help="cap on SFT steps of the (cached) warm start; it stops at 50%% probe accuracy")
-    ap.add_argument("--seed", type=int, default=0)
-    # tiny-model size (ignored with --model)
-    ap.add_argument("--hidden", type=int, default=128)
-    ap.add_argument("--intermediate", type=int, default=512)
-    ap.add_argument("--layers", type=int, default=4)
-    ap.add_argument("--heads", type=int, default=4)
-    ap.add_argument("--family", default="llama")
     return ap
+
+
+def comparison_config(ap: argparse.ArgumentParser, args: argparse.Namespace, **fixed):
+    """The GRPOConfig of the comparison: warmup + timed steps; no warm start for a local --model."""
+    from grpo_lab.lm.flags import config_from_args
+
+    if getattr(args, "model", None) is not None:
+        fixed.setdefault("warmstart_steps", 0)
+    return config_from_args(ap, args, steps=args.warmup + args.steps, **fixed)

@@ -22,33 +22,24 @@ import statistics
 import sys
 import time
 
-from _flags import comparison_parser  # benchmarks/_flags.py: shared with bench_trl.py
+from _flags import comparison_config, comparison_parser  # benchmarks/_flags.py: shared with bench_trl.py
 
 
 def parse(argv=None):
+    """Every GRPOConfig field is a flag (--kl-metric, --no-dedup: TRL's behaviour, …); see _flags.py."""
     ap = comparison_parser(__doc__.split("\n\n")[0])
-    ap.add_argument("--kl-metric", action="store_true",
-                    help="compute the KL column even when beta = 0 (beta = 0 skips the reference forward)")
-    ap.add_argument("--no-dedup", action="store_true",
-                    help="run every response through the model, even identical ones (TRL's behaviour)")
-    return ap.parse_args(argv)
+    return ap, ap.parse_args(argv)
 
 
 def main(argv=None) -> dict:
-    args = parse(argv)
+    ap, args = parse(argv)
     import torch
 
     torch.set_num_threads(args.threads)
-    from grpo_lab.lm.config import GRPOConfig
     from grpo_lab.lm.trainer import Trainer
 
-    cfg = GRPOConfig.preset(
-        args.preset, model=args.model, G=args.G, prompts_per_step=args.prompts, max_new=args.max_new,
-        beta=args.beta, kl_metric=args.kl_metric or args.beta > 0, threads=args.threads, mu=args.mu,
-        levels=tuple(int(x) for x in args.levels.split(",")), device=args.device, seed=args.seed,
-        warmstart_steps=args.warmstart_steps if args.model is None else 0, progress=False,
-        hidden=args.hidden, intermediate=args.intermediate, layers=args.layers, heads=args.heads,
-        family=args.family, steps=args.warmup + args.steps, dedup=not args.no_dedup)
+    # beta = 0 skips the reference forward unless --kl-metric asks for the KL column
+    cfg = comparison_config(ap, args, kl_metric=args.kl_metric or args.beta > 0)
     tr = Trainer(cfg)
     walls, cpus, rows, phase_cpu = [], [], [], []
     for i in range(args.warmup + args.steps):
@@ -65,9 +56,10 @@ def main(argv=None) -> dict:
     comps = [r["n_groups"] * cfg.G for r in rows]
     toks = [r["n_tokens"] for r in rows]
     out = {
-        "config": {"model": args.model or f"tiny-{args.family}-{args.hidden}x{args.layers}", "G": args.G,
-                   "prompts": args.prompts, "max_new": args.max_new, "beta": args.beta, "threads": args.threads,
-                   "preset": args.preset, "mu": args.mu, "dedup": not args.no_dedup, "levels": args.levels, "device": str(tr.device),
+        "config": {"model": cfg.model or f"tiny-{cfg.arch}-{cfg.hidden}x{cfg.layers}", "G": cfg.G,
+                   "prompts": cfg.prompts_per_step, "max_new": cfg.max_new, "beta": cfg.beta, "threads": cfg.threads,
+                   "preset": cfg.preset, "mu": cfg.mu, "dedup": cfg.dedup, "levels": ",".join(map(str, cfg.levels)),
+                   "device": str(tr.device),
                    "params": sum(p.numel() for p in tr.policy.parameters())},
         "steps": args.steps,
         "median_s_per_step": round(s, 5),

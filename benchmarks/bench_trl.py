@@ -41,7 +41,7 @@ import warnings
 from collections import defaultdict
 from pathlib import Path
 
-from _flags import comparison_parser  # benchmarks/_flags.py: shared with bench_loop.py
+from _flags import comparison_config, comparison_parser  # benchmarks/_flags.py: shared with bench_loop.py
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -50,7 +50,7 @@ if str(ROOT) not in sys.path:
 
 def parse(argv=None):
     ap = comparison_parser(__doc__.split("\n\n")[0])   # beta = 0: TRL loads no reference model
-    return ap.parse_args(argv)
+    return ap, ap.parse_args(argv)
 
 
 class _PhaseTimer:
@@ -76,7 +76,7 @@ class _PhaseTimer:
 
 
 def main(argv=None) -> dict:
-    args = parse(argv)
+    ap, args = parse(argv)
     import torch
 
     torch.set_num_threads(args.threads)
@@ -87,7 +87,6 @@ def main(argv=None) -> dict:
     from transformers import PrinterCallback, TrainerCallback
     from transformers.utils import logging as hf_logging
 
-    from grpo_lab.lm.config import GRPOConfig
     from grpo_lab.lm.handoff import to_trl_kwargs
     from grpo_lab.lm.model import load_model
     from grpo_lab.lm.tasks import AdditionTask
@@ -96,14 +95,9 @@ def main(argv=None) -> dict:
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
     n_steps = args.warmup + args.steps
-    cfg = GRPOConfig.preset(
-        args.preset, model=args.model, G=args.G, prompts_per_step=args.prompts, max_new=args.max_new,
-        beta=args.beta, threads=args.threads, mu=args.mu, levels=tuple(int(x) for x in args.levels.split(",")),
-        device=args.device, seed=args.seed, warmstart_steps=args.warmstart_steps if args.model is None else 0,
-        progress=False, hidden=args.hidden, intermediate=args.intermediate, layers=args.layers, heads=args.heads,
-        family=args.family, steps=n_steps)
+    cfg = comparison_config(ap, args)
     tmp = tempfile.TemporaryDirectory(prefix="bench_trl-")
-    model_dir = args.model or str(export_policy(cfg, Path(tmp.name) / "policy"))
+    model_dir = cfg.model or str(export_policy(cfg, Path(tmp.name) / "policy"))
     model, tok = load_model(model_dir)          # fp32, sdpa — the same load as our loop
     task = AdditionTask(levels=cfg.levels, partial=cfg.partial_credit)
     dataset = build_dataset(task, cfg.prompts_per_step * (n_steps + 2), seed=cfg.seed)
@@ -171,9 +165,10 @@ def main(argv=None) -> dict:
                                                                         "backward")) for s in timed), 5)
     out = {
         "framework": f"trl {trl.__version__}",
-        "config": {"model": args.model or f"tiny-{args.family}-{args.hidden}x{args.layers}", "G": args.G,
-                   "prompts": args.prompts, "max_new": args.max_new, "beta": args.beta, "threads": args.threads,
-                   "threads_seen": timed[-1]["threads"], "preset": args.preset, "mu": args.mu, "levels": args.levels,
+        "config": {"model": cfg.model or f"tiny-{cfg.arch}-{cfg.hidden}x{cfg.layers}", "G": cfg.G,
+                   "prompts": cfg.prompts_per_step, "max_new": cfg.max_new, "beta": cfg.beta, "threads": cfg.threads,
+                   "threads_seen": timed[-1]["threads"], "preset": cfg.preset, "mu": cfg.mu,
+                   "levels": ",".join(map(str, cfg.levels)),
                    "device": str(trainer.accelerator.device), "params": sum(p.numel() for p in model.parameters()),
                    "loss_type": kw["loss_type"], "bf16": targs.bf16, "gradient_checkpointing": False},
         "steps": len(timed),

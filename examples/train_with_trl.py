@@ -40,39 +40,34 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 
-def parse(argv=None):
+# The example's defaults for GRPOConfig fields (every other field keeps the preset's value).
+DEFAULTS = dict(preset="grpo", steps=50, seed=0, device="auto", model=None, threads=None, progress=False)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Every GRPOConfig field as a flag (the builder of ``python -m grpo_lab train``) plus the
+    example's own: --out (TRL's output folder), --prepare-only, --no-eval."""
+    from grpo_lab.lm.flags import add_config_flags
+
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--preset", default="grpo", help="grpo, dr_grpo, dapo or gspo (grpo_lab's presets)")
-    ap.add_argument("--steps", type=int, default=50, help="optimiser steps (one batch of P·G completions each)")
     ap.add_argument("--out", required=True, help="output folder (metrics, eval, final model)")
-    ap.add_argument("--model", default=None,
-                    help="local causal-LM folder with its tokenizer (default: the tiny warm-started model, "
-                         "written to OUT/init_model)")
     ap.add_argument("--prepare-only", action="store_true",
                     help="only write OUT/init_model (run once before `accelerate launch`)")
-    ap.add_argument("--levels", default=None, help="addition difficulty levels, e.g. 1,2 (default: the preset's)")
-    ap.add_argument("--G", type=int, default=None, help="responses per prompt (default: the preset's)")
-    ap.add_argument("--prompts", type=int, default=None, help="prompts per step (default: the preset's)")
-    ap.add_argument("--max-new", type=int, default=None, help="token budget per response (default: the preset's)")
-    ap.add_argument("--lr", type=float, default=None, help="learning rate (default: the preset's)")
-    ap.add_argument("--beta", type=float, default=None, help="KL coefficient (default: the preset's)")
-    ap.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"], help="auto uses CUDA when present")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     ap.add_argument("--no-eval", action="store_true", help="skip the held-out accuracy before/after")
-    return ap.parse_args(argv)
+    # --out is the example's (TRL's output folder), not GRPOConfig.out (grpo_lab's run folder)
+    return add_config_flags(ap, exclude=("out",), defaults=DEFAULTS)
+
+
+def parse(argv=None):
+    return build_parser().parse_args(argv)
 
 
 def make_config(args):
-    from grpo_lab.lm.config import GRPOConfig
+    """The GRPOConfig of the flags; a bad value exits with an error naming the flag."""
+    from grpo_lab.lm.flags import config_from_args
 
-    over = {k: v for k, v in {"G": args.G, "prompts_per_step": args.prompts, "max_new": args.max_new,
-                              "lr": args.lr, "beta": args.beta, "threads": args.threads}.items() if v is not None}
-    if args.levels:
-        over["levels"] = tuple(int(x) for x in args.levels.split(","))
-    return GRPOConfig.preset(args.preset, steps=args.steps, seed=args.seed, device=args.device, progress=False,
-                             model=args.model, **over)
+    return config_from_args(build_parser(), args)
 
 
 def main(argv=None) -> dict:

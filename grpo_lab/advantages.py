@@ -86,10 +86,19 @@ def _eps(eps) -> float:
     return _checks.in_range("eps", eps, 0.0)
 
 
+def _degenerate(r: np.ndarray) -> np.ndarray:
+    """(N,) True where the validated groups r (N, G) have all rewards equal: the one definition."""
+    return np.all(r == r[:, :1], axis=1)
+
+
 def degenerate_mask(rewards) -> np.ndarray:
-    """True for each group whose rewards are all equal (退化组). Shape (N,), or a 0-d bool for 1-d input."""
+    """True for each group whose rewards are all equal (退化组). Shape (N,), or a 0-d bool for 1-d input.
+
+    The one test for a degenerate group: the advantages, the statistics, dynamic sampling
+    (the LM trainer) and the bias simulations all use it.
+    """
     r, one = as_groups(rewards)
-    mask = np.all(r == r[:, :1], axis=1)  # (N,)
+    mask = _degenerate(r)                 # (N,)
     return mask[0] if one else mask
 
 
@@ -108,8 +117,31 @@ def group_std(rewards, std: str = "population") -> np.ndarray:
     if std == "sample" and G < 2:
         raise ValueError(f"rewards: a sample std needs a group size G >= 2, got G = {G}")
     s = r.std(axis=1, ddof=1 if std == "sample" else 0)  # (N,)
-    s[degenerate_mask(r)] = 0.0
+    s[_degenerate(r)] = 0.0
     return s[0] if one else s
+
+
+def _denominator(r: np.ndarray, scale: str, ddof: int, eps: float) -> np.ndarray:
+    """The denominator of eq. (1) for validated groups r (N, G). Shape (N, 1)."""
+    if scale == "group":
+        return r.std(axis=1, ddof=ddof)[:, None] + eps                   # (N, 1) group std + ε
+    if scale == "batch":
+        return np.full((r.shape[0], 1), r.std(ddof=ddof) + eps)         # (N, 1) batch std + ε
+    return np.ones((r.shape[0], 1))                                      # (N, 1) Dr. GRPO: none
+
+
+def advantage_denominator(rewards, *, scale: str = "group", std: str = "population", eps: float = DEFAULT_EPS):
+    """What eq. (1) divides r_i − mean by: std + ε (group or batch std), or 1 for ``scale="none"``.
+
+    Shape (N,), a float for a 1-d group. The same function :func:`group_advantages` uses, so a
+    panel that prints the denominator shows the number the advantages were divided by.
+    """
+    scale = _checks.choice("scale", scale, SCALES)
+    std = _checks.choice("std", std, STDS)
+    r, one = as_groups(rewards)
+    with np.errstate(over="ignore", invalid="ignore"):
+        d = _denominator(r, scale, 1 if std == "sample" else 0, _eps(eps))[:, 0]     # (N,)
+    return float(d[0]) if one else d
 
 
 def group_advantages(rewards, *, scale: str = "group", std: str = "population",
@@ -143,16 +175,11 @@ def group_advantages(rewards, *, scale: str = "group", std: str = "population",
     N, G = r.shape
     if scale != "none" and G < 2:
         raise ValueError(f"rewards: scale={scale!r} needs a std, so the group size G must be >= 2, got G = {G}")
-    degenerate = np.all(r == r[:, :1], axis=1)     # (N,)
+    degenerate = _degenerate(r)     # (N,)
     ddof = 1 if std == "sample" else 0
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         centred = r - r.mean(axis=1, keepdims=True)     # (N, G)  r_i − mean, the baseline step
-        if scale == "group":
-            denom = r.std(axis=1, ddof=ddof)[:, None] + eps                 # (N, 1)
-        elif scale == "batch":
-            denom = np.full((N, 1), r.std(ddof=ddof) + eps)                # (N, 1)
-        else:
-            denom = np.ones((N, 1))
+        denom = _denominator(r, scale, ddof, eps)        # (N, 1)
         adv = centred / denom                            # (N, G)
     live = ~degenerate
     ok = np.isfinite(adv[live]).all() and np.isfinite(centred[live]).all() and np.isfinite(denom[live]).all()
@@ -176,7 +203,7 @@ def rloo_advantages(rewards) -> np.ndarray:
     with np.errstate(over="ignore", invalid="ignore"):
         loo_mean = (r.sum(axis=1, keepdims=True) - r) / (G - 1)   # (N, G) mean of the others
         adv = r - loo_mean
-    degenerate = np.all(r == r[:, :1], axis=1)
+    degenerate = _degenerate(r)
     if not np.all(np.isfinite(adv[~degenerate])):
         raise ValueError("rewards: leave-one-out advantages overflowed; rescale the rewards")
     adv[degenerate] = 0.0
@@ -243,7 +270,7 @@ def degenerate_stats(rewards, *, correct: float = 1.0, wrong: float = 0.0) -> De
     wrong = _checks.finite_float("wrong", wrong)
     if correct == wrong:
         raise ValueError(f"correct and wrong must differ, both are {correct}")
-    deg = np.all(r == r[:, :1], axis=1)
+    deg = _degenerate(r)
     all_c = deg & (r[:, 0] == correct)
     all_w = deg & (r[:, 0] == wrong)
     N = r.shape[0]

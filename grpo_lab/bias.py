@@ -37,20 +37,13 @@ from math import comb, exp, lgamma, sqrt
 import numpy as np
 
 from grpo_lab import _checks
-from grpo_lab.advantages import DEFAULT_EPS, STDS, group_advantages, p_degenerate
+from grpo_lab.advantages import DEFAULT_EPS, STDS, _probs, degenerate_mask, group_advantages, p_degenerate
 
 GROUP_SCALES = ("group", "none")   # per-group analytic results: "batch" depends on the batch
 WEIGHTS = ("abs", "square")
 REMEDIES = ("none", "dynamic", "explore", "demos", "partial")
 REMEDY_LABELS = {"none": "plain GRPO", "dynamic": "skip / dynamic sampling", "explore": "more exploration",
                  "demos": "demonstrations (SFT)", "partial": "partial-credit reward"}
-
-
-def _p_array(p, name: str = "p") -> np.ndarray:
-    arr = _checks.finite_array(name, p, ndim=None)
-    if np.any((arr < 0) | (arr > 1)):
-        raise ValueError(f"{name} must lie in [0, 1]")
-    return arr
 
 
 def _modes(scale, std, eps):
@@ -67,7 +60,7 @@ def _scalar_or_array(x: np.ndarray):
 # ---------------------------------------------------------------------------------
 def binomial_pmf(p, G: int) -> np.ndarray:
     """P(k successes among G), shape p.shape + (G + 1,)."""
-    p = _p_array(p)
+    p = _probs(p)
     G = _checks.integer("G", G, low=1)
     k = np.arange(G + 1)
     c = np.array([comb(G, j) for j in k], float)
@@ -157,7 +150,7 @@ def failure_advantage(p, G: int, *, scale="group", std="population", eps=DEFAULT
 
 def sample_binary_groups(p, G: int, n_groups: int, *, seed: int = 0) -> np.ndarray:
     """n_groups groups of G Bernoulli(p) rewards, shape (n_groups, G) (or p.shape + (n_groups, G))."""
-    p = _p_array(p)
+    p = _probs(p)
     G = _checks.integer("G", G, low=1)
     n = _checks.integer("n_groups", n_groups, low=1)
     u = np.random.default_rng(seed).random((n, G))
@@ -201,7 +194,7 @@ class DifficultyCurves:
 def difficulty_curves(G: int, p=None, *, std="population", eps=DEFAULT_EPS) -> DifficultyCurves:
     """Analytic difficulty-bias curves for group size G, with and without std scaling."""
     G = _checks.integer("G", G, low=2)
-    p = np.linspace(0.0, 1.0, 101) if p is None else _p_array(p)
+    p = np.linspace(0.0, 1.0, 101) if p is None else _probs(p)
     kw = dict(std=std, eps=eps)
     return DifficultyCurves(
         G, p,
@@ -360,7 +353,7 @@ def informative_fraction(mix: PromptMix, G: int, *, temperature: float = 1.0, sh
 
 def _outcome(name, p, r, responses, *, scale, std, eps) -> RemedyOutcome:
     adv = group_advantages(r, scale=scale, std=std, eps=eps)
-    deg = np.all(r == r[:, :1], axis=1)
+    deg = degenerate_mask(r)
     K = r.shape[0]
     return RemedyOutcome(name, REMEDY_LABELS[name], p, r, float((~deg).mean()),
                          float((deg & (r[:, 0] == 1.0)).sum() / K), float((deg & (r[:, 0] == 0.0)).sum() / K),
@@ -414,7 +407,7 @@ def simulate_remedies(K: int = 64, G: int = 8, mix: PromptMix = PromptMix(), con
                 else:
                     p_new = _sigmoid(mix.logits(K, drng))
                     r_new = (drng.random((K, G)) < p_new[:, None]).astype(float)
-                live = ~np.all(r_new == r_new[:, :1], axis=1)
+                live = ~degenerate_mask(r_new)
                 need = K - sum(len(x) for x in p_keep)
                 idx = np.flatnonzero(live)[:need]
                 # responses are generated prompt by prompt until the batch is full

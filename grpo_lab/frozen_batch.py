@@ -341,10 +341,8 @@ def score_batch(batch: FrozenBatch | str, variants=None, *, beta: float = 0.0,
         out = grpo_loss(logp, old, adv_t, mask, **kw)
         w = token_grad_weights(logp, old, adv_t, mask, **kw).numpy()        # (B, T)
         weights[v.name] = w
-        lr = np.where(batch.mask > 0, batch.logp - batch.old_logp, 0.0)     # (B, T) log ρ
-        mean_log_ratio = lr.sum(1) / batch.lengths.reshape(-1)              # (B,)
-        ratio = np.exp(mean_log_ratio) if v.level == "sequence" else \
-            (np.exp(lr) * batch.mask).sum(1) / batch.lengths.reshape(-1)
+        # GSPO's s_i, or the mean token ratio ρ over the answer: out.ratio is (B, T) (s_i on every token)
+        ratio = (out.ratio.numpy() * batch.mask).sum(1) / batch.lengths.reshape(-1)   # (B,)
         push = -w.sum(1)                                                     # (B,)
         frames.append(base.assign(variant=v.name, adv=adv, ratio=ratio, push=push,
                                   push_per_token=push / batch.lengths.reshape(-1), kept=kept))

@@ -22,7 +22,7 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 import torch
 
-from grpo_lab import _checks, advantages, losses
+from grpo_lab import _checks, advantages, losses, methods
 from grpo_lab._torch_threads import single_thread
 
 
@@ -118,7 +118,7 @@ def _run(config: InnerConfig) -> InnerResult:
     old_logp = logp_of(theta).detach()                                     # recorded at sampling time
     opt = torch.optim.Adam([theta], lr=lr)
     rows = []
-    eps_low, eps_high = c.eps_low, c.eps_low if c.eps_high is None else c.eps_high
+    eps_low, eps_high = c.eps_low, methods.resolve_eps_high(c.eps_low, c.eps_high)
     for _ in range(mu):
         logp = logp_of(theta)
         logp.retain_grad()                                                 # to read ∂loss/∂log π
@@ -126,9 +126,7 @@ def _run(config: InnerConfig) -> InnerResult:
                                eps_high=eps_high, mode=c.mode, max_len=c.T)
         opt.zero_grad()
         out.loss.backward()
-        ratio = torch.exp(logp.detach() - old_logp)                        # (G, T) eq. (4)
-        A = adv[:, None]
-        clipped = ((A > 0) & (ratio > 1 + eps_high)) | ((A < 0) & (ratio < 1 - eps_low))
+        ratio, clipped = out.ratio, out.clipped                            # (G, T) eq. (4), zero-gradient tokens
         rows.append((float(out.loss.detach()), float(theta.grad.norm()),
                      float(out.clip_frac_low + out.clip_frac_high),
                      float(out.ratio_min), float(out.ratio_max), ratio.numpy(),

@@ -81,9 +81,13 @@ class Moments:
     var: float
     bias: float     # mean − KL(π_θ‖π_ref)
 
-    def rmse(self, n: int) -> float:
-        """Root-mean-square error of the average of n independent samples: √(bias² + var/n)."""
-        return float(np.sqrt(self.bias**2 + self.var / n))
+    def rmse(self, n):
+        """Root-mean-square error of the average of n independent samples: √(bias² + var/n).
+
+        A float for a number ``n``, an array of the same shape for an array of sample counts.
+        """
+        out = np.sqrt(self.bias**2 + self.var / np.asarray(n, dtype=float))
+        return float(out) if out.ndim == 0 else out
 
 
 def estimator_moments(z, z_ref) -> dict[str, Moments]:

@@ -50,7 +50,10 @@ PUSH_CMAP = "RdBu"        # colour map of a push (−∂loss/∂log π, Â, A): 
 WEIGHT_CMAP = "RdBu_r"    # colour map of a gradient weight ∂loss/∂log π (< 0 raises log π): < 0 blue
 # Colours of things that are neither a method nor a push (baselines, KL-shaped rewards …)
 OTHER = {"constant": "tab:cyan", "running": "teal", "value": "goldenrod", "optimal": "black",
-         "kl_shaped": "goldenrod", "none": "tab:gray"}
+         "kl_shaped": "goldenrod", "none": "tab:gray", "informative": "goldenrod"}
+# Correctness (the verifier's verdict, not a push): correct green, wrong red — a wrong answer of an
+# informative group is also the one pushed down, so the two reds agree.
+CORRECT, WRONG = "tab:green", "tab:red"
 
 
 def push_colour(x: float, tol: float = 1e-12) -> str:
@@ -188,5 +191,5 @@ def table():
 
 
 __all__ = ["Method", "METHODS", "NAMES", "PRESETS", "get", "colour", "label", "preset_overrides", "table",
-           "resolve_eps_high", "PUSH_UP", "PUSH_DOWN", "NEUTRAL", "PUSH_CMAP", "WEIGHT_CMAP", "OTHER",
+           "resolve_eps_high", "PUSH_UP", "PUSH_DOWN", "NEUTRAL", "PUSH_CMAP", "WEIGHT_CMAP", "OTHER", "CORRECT", "WRONG",
            "push_colour", "ADV_ESTIMATORS", "CONFIG_FIELDS"]

@@ -85,15 +85,16 @@ def test_verl_overrides_follow_the_preset(name):
     assert ov[A + "ppo_epochs"] == cfg.mu
     assert ov[A + "optim.lr"] == cfg.lr
     assert ov.get("algorithm.filter_groups.enable", False) is cfg.dynamic_sampling
-    assert ("reward_model.overlong_buffer.len" in ov) == (cfg.overlong_buffer > 0)
+    assert ("+reward.reward_kwargs.overlong_buffer_cfg.len" in ov) == (cfg.overlong_buffer > 0)
 
 
 def test_dapo_extras_only_in_verl():
     cfg = GRPOConfig.preset("dapo")
     ov = to_verl_overrides(cfg)
     assert ov["algorithm.filter_groups.max_num_gen_batches"] == cfg.max_sampling_rounds
-    assert ov["reward_model.overlong_buffer.len"] == cfg.overlong_buffer
-    assert ov["reward_model.reward_manager"] == "dapo"
+    assert ov["+reward.reward_kwargs.overlong_buffer_cfg.len"] == cfg.overlong_buffer
+    assert ov["+reward.reward_kwargs.max_resp_len"] == cfg.max_new
+    assert ov["reward.reward_manager.name"] == "dapo"
     kw = to_trl_kwargs(cfg)
     assert not any("filter" in k or "overlong" in k for k in kw)   # TRL: reward function / not available
 

@@ -106,3 +106,20 @@ def test_config_does_not_load_transformers():
     code = "import sys, grpo_lab.lm.config; print('transformers' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_design_contract_names():
+    # the public API of the design notes (../shared/DESIGN.md) survives the moves
+    import grpo_lab.lm as lm
+    from grpo_lab import advantages, bandit, guess_number, losses
+
+    for mod, names in ((bandit, ("prob_a", "grad_estimate", "estimator_stats", "optimal_baseline")),
+                       (guess_number, ("action_values",)),
+                       (advantages, ("group_advantages", "rloo_advantages")),
+                       (losses, ("policy_loss_per_token", "kl_penalty", "aggregate", "grpo_loss"))):
+        for name in names:
+            assert callable(getattr(mod, name)), f"{mod.__name__}.{name}"
+    av = guess_number.action_values((9, 10, 11), 2)
+    assert av[11].a < 0 < av[10].a                                      # the seed's example
+    assert lm.GRPOConfig.preset("dr_grpo").preset == "dr_grpo" and callable(lm.train)
+    assert set(lm.GRPOConfig.PRESETS) >= {"grpo", "dr_grpo", "dapo", "gspo"}

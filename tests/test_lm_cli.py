@@ -58,6 +58,79 @@ def test_bad_input_gives_a_clear_error(argv, message, capsys, tmp_path, monkeypa
     assert message in capsys.readouterr().err
 
 
+# -- the parser is generated from GRPOConfig ----------------------------------------------
+def test_every_config_field_is_a_flag_with_its_help(capsys):
+    from dataclasses import fields
+
+    from grpo_lab.lm.config import GRPOConfig
+    from grpo_lab.lm.flags import flag_name
+
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    text = capsys.readouterr().out
+    for f in fields(GRPOConfig):
+        assert flag_name(f.name) in text, f.name
+        assert f.metadata.get("help"), f"{f.name} has no help text"
+    for flag in ("--prompts", "--G", "--warmstart-steps", "--no-progress", "--eps-high", "--agg", "--ratio-level",
+                 "--adv-std", "--kl-kind", "--dual-clip", "--temperature", "--no-dedup", "--arch"):
+        assert flag in text, flag
+
+
+def test_flags_reach_the_config():
+    from grpo_lab.lm.flags import config_from_args
+
+    ap = build_parser()
+    args = ap.parse_args(["--preset", "dapo", "--steps", "3", "--out", "x", "--eps-high", "0.3", "--agg", "seq-mean-token-mean",
+                          "--no-dedup", "--levels", "1,3", "--dual-clip", "3", "--kv-heads", "none", "--prompts", "6"])
+    cfg = config_from_args(ap, args)
+    assert (cfg.eps_high, cfg.agg, cfg.dedup, cfg.levels, cfg.dual_clip, cfg.kv_heads, cfg.prompts_per_step) == \
+        (0.3, "seq-mean-token-mean", False, (1, 3), 3.0, None, 6)
+    assert cfg.dynamic_sampling and cfg.overlong_buffer == 2          # not given: the preset's value
+    plain = config_from_args(ap, ap.parse_args(["--preset", "gspo", "--steps", "1", "--out", "x"]))
+    assert (plain.eps_low, plain.eps_high, plain.ratio_level) == (3e-4, 4e-4, "sequence")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--prompts", "0"], "--prompts must be >= 2, got 0"),                 # issue 16 item 11: the flag, not the field
+    (["--levels", "a,b"], "argument --levels: expected comma-separated integers such as 1,2; got 'a,b'"),
+    (["--eps-low", "2"], "--eps-low must be <= 1.0"),
+    (["--G", "two"], "argument --G: expected an integer"),
+    (["--eps-high", "wide"], "argument --eps-high: expected a number or none"),
+    (["--agg", "mean"], "argument --agg: invalid choice: 'mean'"),
+    (["--overlong-buffer", "9", "--max-new", "4"], "--overlong-buffer must be <= 4"),
+])
+def test_errors_name_the_flag(argv, message, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["--preset", "grpo", "--steps", "1", "--out", "x"] + argv)
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert "prompts_per_step" not in err and "overlong_buffer must" not in err
+
+
+def test_benchmarks_and_the_trl_example_use_the_same_builder():
+    import importlib.util
+    import sys
+    from dataclasses import fields
+    from pathlib import Path
+
+    from grpo_lab.lm.config import GRPOConfig
+
+    root = Path(__file__).resolve().parents[1]
+    sys.path.insert(0, str(root / "benchmarks"))
+    try:
+        from _flags import comparison_parser
+    finally:
+        sys.path.remove(str(root / "benchmarks"))
+    spec = importlib.util.spec_from_file_location("train_with_trl", root / "examples" / "train_with_trl.py")
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    every = {f.name for f in fields(GRPOConfig)}
+    assert set(comparison_parser("x")._grpo_fields) == every - {"steps"}     # --steps counts timed steps there
+    assert set(example.build_parser()._grpo_fields) == every - {"out"}        # --out is TRL's output folder
+    assert set(build_parser()._grpo_fields) == every
+
+
 def test_diverged_run_is_one_line_and_exit_1(tmp_path, capsys):
     out = str(tmp_path / "run")
     with pytest.warns(UserWarning, match="--lr"):

@@ -138,3 +138,10 @@ def test_methods_imports_no_torch():
     code = "import sys, grpo_lab.methods; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_the_roadmap_tree_names_the_registry_methods():
+    from grpo_lab import roadmap
+
+    on_tree = {m.name for m in roadmap.FAMILY}
+    assert {m.label for m in methods.METHODS.values()} <= on_tree

@@ -24,9 +24,16 @@ def test_every_panel_has_benchmark_moves_that_apply(name):
     cls = all_panels()[name]
     assert cls.bench_moves, f"{name} has no bench_moves"
     panel = cls()
-    for move in cls.bench_moves[:2]:
+    states = []
+    for move in cls.bench_moves[:3]:
+        n = panel.n_updates
         panel.set(**move)
-    assert panel.n_updates >= 3
+        assert panel.n_updates == n + 1                                    # one refresh per move
+        now = panel.values()
+        for k, v in move.items():                                          # the control took the value
+            assert now[k] == (pytest.approx(v) if isinstance(v, float) else v), (name, k, v, now[k])
+        states.append(repr(sorted(now.items())))
+    assert len(set(states)) > 1, f"{name}: the bench moves never change the panel's state"
 
 
 def test_figures_command_writes_files(tmp_path):

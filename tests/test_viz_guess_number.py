@@ -7,8 +7,9 @@ from hypothesis import strategies as st
 
 from grpo_lab import guess_number as gn
 from grpo_lab import methods
-from grpo_lab.viz.guess_number import (FIGURES, MonteCarloPanel, TrainPanel, TreePanel, ValuesPanel,
-                                       VariancePanel, bar_heights, fmt_set, tree_columns)
+from grpo_lab.viz.guess_number import FIGURES, MonteCarloPanel, TreePanel, ValuesPanel, bar_heights, fmt_set, tree_columns
+from grpo_lab.viz.guess_number_training import FIGURES as TRAINING_FIGURES
+from grpo_lab.viz.guess_number_training import TrainPanel, VariancePanel
 
 UP, DOWN = mcolors.to_rgba(methods.PUSH_UP), mcolors.to_rgba(methods.PUSH_DOWN)   # pushed up / down
 
@@ -165,4 +166,5 @@ def test_train_panel_curves_and_map():
 
 
 def test_figures_registry():
-    assert set(FIGURES) == {"02_guess_values", "02_guess_tree", "02_guess_mc", "02_guess_rtg", "02_guess_train"}
+    assert set(FIGURES) | set(TRAINING_FIGURES) == {"02_guess_values", "02_guess_tree", "02_guess_mc", "02_guess_rtg",
+                                                    "02_guess_train"}

@@ -112,9 +112,14 @@ def _show(v) -> str:
     return "none" if v is None else str(v)
 
 
-def overrides(args: argparse.Namespace) -> dict:
-    """The :class:`GRPOConfig` fields given on the command line (or defaulted by the parser)."""
-    return {name: getattr(args, name) for name in _FIELDS if hasattr(args, name)}
+def overrides(args: argparse.Namespace, ap: argparse.ArgumentParser | None = None) -> dict:
+    """The :class:`GRPOConfig` fields given on the command line (or defaulted by the parser).
+
+    With ``ap``, only the fields :func:`add_config_flags` added to it (a script's own flag of
+    the same name, e.g. the TRL example's ``--out``, is not a config field).
+    """
+    names = getattr(ap, "_grpo_fields", _FIELDS) if ap is not None else _FIELDS
+    return {name: getattr(args, name) for name in names if hasattr(args, name)}
 
 
 def flag_message(message: str) -> str:
@@ -131,7 +136,7 @@ def flag_message(message: str) -> str:
 def config_from_args(ap: argparse.ArgumentParser, args: argparse.Namespace, **fixed) -> GRPOConfig:
     """``GRPOConfig.preset(args.preset, **flags, **fixed)``; a bad value exits via ``ap.error``
     with a message that names the flag."""
-    over = {**overrides(args), **fixed}
+    over = {**overrides(args, ap), **fixed}
     preset = over.pop("preset", "grpo")
     try:
         return GRPOConfig.preset(preset, **over)

@@ -32,12 +32,13 @@ agg (eqs. 6, 7, Dr. GRPO)   loss_type                   actor.loss_agg_mode
 beta, kl_kind (eq. 5)       beta (k3 only)              actor.use_kl_loss, kl_loss_coef, kl_loss_type
 mu                          num_iterations              actor.ppo_epochs
 dynamic_sampling            (none)                      algorithm.filter_groups.* (DAPO recipe)
-overlong_buffer             a reward function           reward_model.overlong_buffer.*
+overlong_buffer             a reward function           reward.reward_kwargs.overlong_buffer_cfg.*
 ==========================  ==========================  =========================================
 
 (``actor.`` abbreviates ``actor_rollout_ref.actor.``.) verl's names were checked against its
 ``ppo_trainer.yaml`` / ``core_algos.py`` and the DAPO recipe documentation; verl moves fast,
-so check them against the release you install.
+so check them against the release you install: ``tests/test_verl_config.py`` checks every
+key against the trainer config shipped in the verl wheel (:data:`VERL_VERSION_CHECKED`).
 """
 from __future__ import annotations
 
@@ -57,6 +58,10 @@ TRL_LOSS_TYPE = {methods.get(n).agg: n for n in ("grpo", "dapo", "dr_grpo")}
 VERL_LOSS_AGG = {m: m for m in MODES}                     # verl's loss_agg_mode uses our names
 VERL_KL_TYPE = {kind: name for name, kind in KL_ALIASES.items()}   # k1 kl, k2 mse, k3 low_var_kl
 ACTOR = "actor_rollout_ref.actor."
+# verl 0.9's DAPO reward manager reads reward.reward_kwargs.overlong_buffer_cfg (not declared in the
+# trainer config, hence the "+" of a Hydra addition) and reward.reward_kwargs.max_resp_len
+OVERLONG = "reward.reward_kwargs.overlong_buffer_cfg."
+VERL_VERSION_CHECKED = "0.9.1"     # tests/test_verl_config.py reads its trainer config from the wheel
 ROLLOUT = "actor_rollout_ref.rollout."
 
 _NOT_IN_TRL = "TRL's GRPOTrainer"
@@ -242,9 +247,10 @@ def _row_overlong(c: GRPOConfig) -> _Row:
     if not c.overlong_buffer:
         return _Row(concept, {"overlong_buffer": 0}, {}, {}, trl_note="off", verl_note="off")
     return _Row(concept, {"overlong_buffer": c.overlong_buffer}, {},
-                {"reward_model.reward_manager": "dapo", "reward_model.overlong_buffer.enable": True,
-                 "reward_model.overlong_buffer.len": c.overlong_buffer,
-                 "reward_model.overlong_buffer.penalty_factor": 1.0},
+                {"reward.reward_manager.name": "dapo",
+                 f"+{OVERLONG}enable": True, f"+{OVERLONG}len": c.overlong_buffer,
+                 f"+{OVERLONG}penalty_factor": 1.0, "+reward.reward_kwargs.max_resp_len": c.max_new},
+                verl_note="'+' adds keys verl's config does not declare (Hydra); read by the dapo reward manager",
                 trl_note=f"a second reward function: trl_compat.OverlongReward(max_new={c.max_new}, "
                          f"buffer={c.overlong_buffer})")
 
@@ -416,7 +422,8 @@ DIFFERENCES: list[Difference] = [
                "overlong_buffer: linear penalty to −1 over the last N tokens, added to r_i",
                "a reward function (trl_compat.OverlongReward, or trl.rewards.get_soft_overlong_punishment); "
                "TRL sums reward functions before eq. (1)",
-               "reward_model.overlong_buffer.{enable, len, penalty_factor} with reward_manager=dapo",
+               "+reward.reward_kwargs.overlong_buffer_cfg.{enable, len, penalty_factor} and max_resp_len, with "
+               "reward.reward_manager.name=dapo (verl 0.9; earlier releases: reward_model.overlong_buffer.*)",
                "the same ramp; configured in a different place"),
     Difference("batch-size units",
                "prompts_per_step P and G; a step is one batch of P·G responses",
@@ -448,4 +455,5 @@ def differences_table():
 
 
 __all__ = ["to_trl_kwargs", "to_verl_overrides", "verl_command_line", "mapping_table", "differences_table",
-           "DIFFERENCES", "Difference", "TRL_LOSS_TYPE", "VERL_LOSS_AGG", "VERL_KL_TYPE", "TRL_VERSION_CHECKED"]
+           "DIFFERENCES", "Difference", "TRL_LOSS_TYPE", "VERL_LOSS_AGG", "VERL_KL_TYPE", "TRL_VERSION_CHECKED",
+           "VERL_VERSION_CHECKED"]

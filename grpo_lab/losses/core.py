@@ -350,10 +350,14 @@ class LossOutput:
     ratio_min: Tensor       # ()
     ratio_max: Tensor       # ()
     per_token: Tensor       # (B, T) −ℓ + β·KL, 0 on padding (detached)
+    ratio: Tensor           # (B, T) ρ_{i,t} (or s_i on every token of i), 1 on padding (detached)
+    clipped: Tensor         # (B, T) bool: the token is in a zero-gradient region (low, high or dual clip)
+
+    TOKEN_FIELDS = ("per_token", "ratio", "clipped")
 
     def to_dict(self) -> dict[str, float]:
         """Scalar fields as python floats (for a metrics DataFrame)."""
-        return {f.name: float(getattr(self, f.name).detach()) for f in fields(self) if f.name != "per_token"}
+        return {f.name: float(getattr(self, f.name).detach()) for f in fields(self) if f.name not in self.TOKEN_FIELDS}
 
 
 def grpo_loss(logp, old_logp, adv, mask, *, ref_logp=None, beta=0.0, kl_kind="k3",
@@ -400,5 +404,5 @@ def grpo_loss(logp, old_logp, adv, mask, *, ref_logp=None, beta=0.0, kl_kind="k3
             ratio_mean=r.mean() if r.numel() else one,
             ratio_min=r.min() if r.numel() else one,
             ratio_max=r.max() if r.numel() else one,
-            per_token=per_token.detach())
+            per_token=per_token.detach(), ratio=c.ratio.detach(), clipped=c.low | c.high | c.dual)
     return out

@@ -20,7 +20,7 @@ G_MAX = 8                    # the group editor has this many reward controls
 STD_COLOR, NONE_COLOR = methods.colour("grpo"), methods.colour("dr_grpo")   # ÷ std (GRPO), none (Dr. GRPO)
 SCALE_OPTIONS = [("GRPO: ÷ group std", "group"), ("Dr. GRPO: no std", "none")]
 STD_OPTIONS = [("population (seeds)", "population"), ("sample (TRL, verl)", "sample")]
-STATE_COLORS = {"all_wrong": "tab:red", "informative": "tab:blue", "all_correct": "tab:green"}
+STATE_COLORS = {"all_wrong": methods.WRONG, "informative": methods.OTHER["informative"], "all_correct": methods.CORRECT}
 
 
 def _log_slider(description, value, lo_exp, hi_exp):
@@ -113,7 +113,7 @@ class GroupEditorPanel(_ReadoutPanel):
         adv = adv_mod.group_advantages(r, scale=v["scale"], std=v["std"], eps=v["eps"])
         s = float(adv_mod.group_std(r, v["std"]))
         deg = bool(adv_mod.degenerate_mask(r))
-        denom = s + v["eps"] if v["scale"] == "group" else 1.0
+        denom = adv_mod.advantage_denominator(r, scale=v["scale"], std=v["std"], eps=v["eps"])
         return GroupView(v["G"], r, adv, float(r.mean()), s, denom, deg, float(np.abs(adv).sum()))
 
     def build(self, fig):

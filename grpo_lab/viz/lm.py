@@ -14,7 +14,8 @@ import pandas as pd
 
 from grpo_lab import methods
 
-LEVEL_COLORS = {1: "tab:green", 2: "tab:orange", 3: "tab:red"}
+# difficulty levels: neither a method nor a push (grpo_lab.methods reserves those colours)
+LEVEL_COLORS = {1: "goldenrod", 2: "teal", 3: "0.25"}
 
 
 def smooth(values, window: int = 5) -> np.ndarray:
@@ -50,12 +51,12 @@ class TrainingMonitor:
                                                   label=f"acc level {lv}")
         ax_r.set_ylim(0, 1.02)
         ax_r.set_title("reward, accuracy (sampled)", fontsize=9)
-        self.lines["frac_all_correct"], = ax_d.plot([], [], color="tab:green", label="all correct")
-        self.lines["frac_all_wrong"], = ax_d.plot([], [], color="tab:red", label="all wrong")
+        self.lines["frac_all_correct"], = ax_d.plot([], [], color=methods.CORRECT, label="all correct")
+        self.lines["frac_all_wrong"], = ax_d.plot([], [], color=methods.WRONG, label="all wrong")
         ax_d.set_ylim(0, 1.02)
         ax_d.set_title("degenerate groups (fraction)", fontsize=9)
-        self.lines["len_correct"], = ax_l.plot([], [], color="tab:green", label="correct")
-        self.lines["len_incorrect"], = ax_l.plot([], [], color="tab:red", label="incorrect")
+        self.lines["len_correct"], = ax_l.plot([], [], color=methods.CORRECT, label="correct")
+        self.lines["len_incorrect"], = ax_l.plot([], [], color=methods.WRONG, label="incorrect")
         self.lines["len_mean"], = ax_l.plot([], [], color="k", lw=1, ls=":", label="all")
         ax_l.set_ylim(0, max_new + 0.5)
         ax_l.set_title("response length (tokens, EOS incl.)", fontsize=9)
@@ -112,7 +113,8 @@ def compare_runs(runs: dict[str, pd.DataFrame], *, window: int = 10, max_new: in
     """Side-by-side curves of finished runs: reward, length of correct/incorrect, degenerate groups."""
     with plt.ioff():   # shown once, by whoever displays it (ipympl would also auto-display it)
         fig, axes = plt.subplots(1, 3, figsize=(12, 3.2), layout="constrained")
-    colors = ["tab:blue", "tab:orange", "tab:green", "tab:red"]
+    # the runs compared are a method's recipe (eq. 6 = GRPO's aggregation, eq. 7 = DAPO's …): method colours
+    colors = [methods.colour(n) for n in ("grpo", "dapo", "dr_grpo", "gspo")]
     for (name, df), c in zip(runs.items(), colors):
         x = df["step"].to_numpy()
         axes[0].plot(x, smooth(df["reward_mean"], window), color=c, label=name)

@@ -318,7 +318,7 @@ class KLEstimatorPanel(Panel):
             m, sd = est.mean(), est.std()
             self.err[kind].set_data([j, j, j], [m - sd, m, m + sd])
             mo = r["moments"][kind]
-            self.rmse[kind].set_data(self.ns, np.sqrt(mo.bias**2 + mo.var / self.ns) + 1e-300)
+            self.rmse[kind].set_data(self.ns, mo.rmse(self.ns) + 1e-300)
         self.pline.set_data(np.arange(r["p"].size), r["p"])
         self.kl_line.set_ydata([r["kl"], r["kl"]])
         self.rmse_now.set_xdata([r["n"], r["n"]])
