@@ -10,7 +10,13 @@ tokens, so we can state without Monte-Carlo noise:
 * k3 ≥ 0 for every token, and k3 = 0 when u = 1; k1 is negative on tokens π_θ prefers less
   than π_ref, so its variance is larger.
 * Differentiated as a loss with the samples held fixed (what KL-in-loss does),
-  E[∇k1] = 0, E[∇k2] = ∇KL(π_θ‖π_ref), E[∇k3] = ∇KL(π_ref‖π_θ) — the reverse KL.
+  E[∇k1] = 0, E[∇k2] = ∇KL(π_θ‖π_ref), E[∇k3] = ∇KL(π_ref‖π_θ): k3's gradient follows
+  the KL with the arguments swapped relative to eq. (2).
+
+Naming: the two KLs are named here by their arguments, never "forward"/"reverse" alone,
+because the literature disagrees (RLHF papers usually call KL(π_θ‖π_ref) — the one in
+eq. (2) — the *reverse* KL). The ``direction`` argument of :func:`exact_kl` keeps its
+historical values: ``"forward"`` = KL(π_θ‖π_ref), ``"reverse"`` = KL(π_ref‖π_θ).
 
 The second half compares the two places the seed puts the KL (§3): form 1 adds β·k3 to every
 token's loss (:func:`grpo_lab.losses.grpo_loss`), form 2 folds r'_t = −β·log(π_θ/π_ref) into
@@ -57,7 +63,11 @@ def _pair(z, z_ref):
 
 
 def exact_kl(z, z_ref, direction: str = "forward") -> float:
-    """KL(π_θ‖π_ref) (``"forward"``, what eq. (5) estimates) or KL(π_ref‖π_θ) (``"reverse"``)."""
+    """KL(π_θ‖π_ref) (``"forward"``: eq. (2)'s KL, what eq. (5) estimates) or KL(π_ref‖π_θ) (``"reverse"``).
+
+    The values name the argument order of this module only; RLHF papers usually call
+    KL(π_θ‖π_ref) the *reverse* KL, so say "KL(π_θ‖π_ref)" rather than a direction.
+    """
     z, z_ref = _pair(z, z_ref)
     direction = _checks.choice("direction", direction, ("forward", "reverse"))
     lp, lq = torch.log_softmax(z, -1), torch.log_softmax(z_ref, -1)

@@ -23,15 +23,20 @@ class Method:
 
 FAMILY = (
     Method("REINFORCE", "1992", "Williams", "return R(τ) is the only signal: all-fail groups give no gradient, "
-           "all-success groups push every action up (L9 p.26)", None, short="Â = R: failures teach nothing"),
+           "all-success groups push every action up, bad habits included (L9 p.26)", None,
+           short="Â = R: failures teach nothing"),
+    Method("ReST", "2023", "Gulcehre et al.", "sample, filter by reward, fine-tune on what passed: the reward is "
+           "still the only signal, so it shares REINFORCE's two dead zones (seed 004 §一)", "REINFORCE",
+           short="sample → filter → fine-tune"),
     Method("baseline", "—", "L9 p.27-29", "Â = R − b(h): same expected gradient, lower variance; "
-           "the ladder none → constant → running mean → value model (L9 p.28)", "REINFORCE", short="Â = R − b(h): unbiased, lower variance"),
+           "the ladder none → constant → running mean → value model (L9 p.28)", "REINFORCE", short="Â = R − b(h): same mean, lower variance"),
     Method("PPO", "2017", "Schulman et al.", "clipped importance ratio; a learned value model gives "
            "per-token advantages by GAE", "baseline", short="clipped ratio + value model (GAE)"),
     Method("RLOO", "2019/2024", "Kool et al.; Ahmadian et al.", "baseline = mean reward of the other G − 1 "
            "samples of the same prompt (unbiased)", "baseline", short="b = mean of the other G − 1"),
-    Method("GRPO", "2024", "Shao et al., DeepSeekMath", "no value model: baseline = group mean, scale = group "
-           "std (eq. 1); PPO's clipped term per token (eq. 3) with a k3 KL (eq. 5)", "PPO", short="b = group mean, ÷ group std"),
+    Method("GRPO", "2024", "Shao et al., DeepSeekMath", "no value model: baseline = group mean (unbiased up to "
+           "(G − 1)/G; RLOO removes it), scale = group std (eq. 1); PPO's clipped term per token (eq. 3) with "
+           "a k3 KL (eq. 5)", "PPO", short="b = group mean (bias (G−1)/G), ÷ group std"),
     Method("Dr. GRPO", "2025", "Liu et al.", "drop the ÷σ_R (difficulty bias) and replace 1/|y_i| by a "
            "constant 1/C (length bias)", "GRPO", short="no ÷σ_R, 1/C not 1/|y_i|"),
     Method("DAPO", "2025", "Yu et al., ByteDance Seed", "clip-higher (ε_high > ε_low), dynamic sampling, "
@@ -52,7 +57,8 @@ GLOSSARY = (
     ("degenerate group", "退化组", "a group whose rewards are all equal: Â = 0, no gradient", "03, 06"),
     ("difficulty bias", "难度偏差", "÷std inflates the updates of nearly-all-right/all-wrong prompts", "03"),
     ("importance ratio", "重要性比率", "ρ_{i,t} = π_θ(o_{i,t}|·)/π_old(o_{i,t}|·), the only per-token factor (eq. 4)", "04"),
-    ("clipping", "裁剪", "min(ρÂ, clip(ρ, 1−ε, 1+ε)Â): no gradient once ρ leaves the trust region (eq. 3)", "04"),
+    ("clipping", "裁剪", "min(ρÂ, clip(ρ, 1−ε, 1+ε)Â): one-sided — the gradient stops only once ρ has left "
+     "[1−ε, 1+ε] in the direction Â pushes it (ρ > 1+ε with Â > 0, ρ < 1−ε with Â < 0) (eq. 3)", "04"),
     ("KL penalty (k3)", "KL 惩罚", "u − log u − 1 with u = π_ref/π_θ: unbiased, never negative (eq. 5)", "04"),
     ("sequence mean", "序列平均", "average tokens within each answer, then answers (eq. 6): answers weigh equally", "05"),
     ("batch (token) mean", "批次平均", "divide by the batch's token count (eq. 7): tokens weigh equally", "05"),
@@ -83,6 +89,39 @@ NOTEBOOKS = (
     ("06_grpo_llm", "A full GRPO loop on a tiny LM", "Does it work end to end, and what do the metrics look like?"),
     ("07_family", "The 2025 branches side by side", "Dr. GRPO, DAPO, GSPO and RLOO on one frozen batch, and the hand-off to TRL/verl."),
 )
+
+
+# The headline results as seed 004 quotes them (method, model, benchmark, result).
+HEADLINES = (
+    ("GRPO", "DeepSeekMath 7B", "MATH", "51.7 %"),
+    ("Dr. GRPO", "7B", "AIME 2024", "43.3 %"),
+    ("DAPO", "Qwen2.5-32B", "AIME 2024", "50 points"),
+    ("GSPO", "Qwen3", "—", "used to train Qwen3"),
+    ("LongCat (DORA)", "—", "—", "asynchronous rollout/training: 3× faster"),
+)
+
+# The papers behind the tree (seed 000's references plus the methods seed 004 names).
+REFERENCES = (
+    ("Williams 1992", "Simple statistical gradient-following algorithms for connectionist reinforcement learning. Machine Learning 8."),
+    ("Schulman et al. 2017", "Proximal Policy Optimization Algorithms. arXiv:1707.06347."),
+    ("Kool et al. 2019", "Buy 4 REINFORCE Samples, Get a Baseline for Free! ICLR 2019 workshop."),
+    ("Rafailov et al. 2023", "Direct Preference Optimization. arXiv:2305.18290."),
+    ("Gulcehre et al. 2023", "Reinforced Self-Training (ReST) for Language Modeling. arXiv:2308.08998."),
+    ("Shao et al. 2024", "DeepSeekMath: Pushing the Limits of Mathematical Reasoning in Open Language Models. arXiv:2402.03300."),
+    ("Ahmadian et al. 2024", "Back to Basics: Revisiting REINFORCE-Style Optimization for Learning from Human Feedback. arXiv:2402.14740."),
+    ("DeepSeek-AI 2025", "DeepSeek-R1: Incentivizing Reasoning Capability in LLMs via Reinforcement Learning. arXiv:2501.12948."),
+    ("Liu et al. 2025", "Understanding R1-Zero-Like Training: A Critical Perspective (Dr. GRPO). arXiv:2503.20783."),
+    ("Yu et al. 2025", "DAPO: An Open-Source LLM Reinforcement Learning System at Scale. arXiv:2503.14476."),
+    ("Zheng et al. 2025", "Group Sequence Policy Optimization (GSPO). arXiv:2507.18071."),
+)
+
+
+def headline_table() -> pd.DataFrame:
+    return pd.DataFrame(HEADLINES, columns=["method", "model", "benchmark", "result (as seed 004 quotes it)"]).set_index("method")
+
+
+def reference_table() -> pd.DataFrame:
+    return pd.DataFrame(REFERENCES, columns=["reference", "title"]).set_index("reference")
 
 
 def family_table() -> pd.DataFrame:

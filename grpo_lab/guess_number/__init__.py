@@ -8,9 +8,9 @@ guess, so rewards arrive along the way and the reward-to-go (后续回报) diffe
 total return.
 
 The seed's example: after "8: too small" and "12: too big" the candidates are {9, 10, 11}
-with two tries left. (The seed writes these hints as "8 / 偏大、12 / 偏小", i.e. the answer
-lies on the big side of 8 and the small side of 12; :func:`parse_hints` accepts both
-wordings.) Guessing 11 and failing leaves two candidates and one try; guessing 10 and
+with two tries left. (The seed writes these hints as "8 / 偏大、12 / 偏小", describing where
+the secret lies; :func:`parse_hints` reads 偏大/偏小 the natural way, as a verdict on the
+*guess* — 偏大 "too big", 偏小 "too small" — so the seed's state is typed "8 偏小, 12 偏大".) Guessing 11 and failing leaves two candidates and one try; guessing 10 and
 failing leaves one candidate and one try. Under the uniform policy
 
     Q(10) = 1/3 + 2/3 · 1   = 1,       Q(9) = Q(11) = 1/3 + 2/3 · 1/2 = 2/3,

@@ -29,8 +29,8 @@ MAX_N = 200          # largest candidate set the DP accepts (O(K·M²) memory)
 MAX_TRIES = 20
 
 _FEEDBACK_ALIASES = {
-    "higher": "higher", "too small": "higher", "small": "higher", "偏大": "higher", "<": "higher",
-    "lower": "lower", "too big": "lower", "big": "lower", "too large": "lower", "偏小": "lower", ">": "lower",
+    "higher": "higher", "too small": "higher", "small": "higher", "偏小": "higher", "<": "higher",
+    "lower": "lower", "too big": "lower", "big": "lower", "too large": "lower", "偏大": "lower", ">": "lower",
 }
 
 
@@ -169,8 +169,8 @@ def parse_hints(hints) -> list[tuple[int, str]]:
     """Hints as ``[(guess, "higher" | "lower"), ...]``.
 
     Accepts that list, or a string such as ``"8 higher, 12 lower"``, ``"8: too small;
-    12: too big"`` or the seed's ``"8 偏大, 12 偏小"``. ``"higher"`` means the secret is
-    higher than the guess (the guess was too small).
+    12: too big"`` or ``"8 偏小, 12 偏大"``. ``"higher"`` means the secret is
+    higher than the guess (the guess was too small, 偏小); 偏大 means the guess was too big.
     """
     if hints is None:
         return []

@@ -235,6 +235,11 @@ def length_score_moments(p_stop: float, max_len: int) -> dict[str, float]:
     1/|y|-weighted moment is > 0 (short answers have positive score and count more):
     multiplied by Â < 0 it lowers the stop logit of wrong answers — the length bias of
     eq. (6). Exact sums over the M + 1 outcomes.
+
+    The step behind "> 0": every outcome's score is 1_stop − p·(|y| − 1), so
+    E[score/|y|] = E[(1_stop + p)/|y|] − p (``"stop_plus_p_over_length_minus_p"``), and because
+    E[score] = 0 it equals Cov(score, 1/|y|) (``"cov_score_inverse_length"``): both fall as |y|
+    grows, so the covariance is positive.
     """
     p = _checks.in_range("p_stop", p_stop, 0.0, 1.0, low_open=True, high_open=True)
     M = _checks.integer("max_len", max_len, low=2) - 1
@@ -242,7 +247,11 @@ def length_score_moments(p_stop: float, max_len: int) -> dict[str, float]:
     prob = np.append((1 - p) ** (k - 1) * p, (1 - p) ** M)               # (M + 1,) stop at k, or cut
     length = np.append(k + 1, M + 1).astype(float)                       # (M + 1,) |y|
     score = np.append(1.0 - k * p, -M * p)                               # (M + 1,) ∂log P/∂s
+    stopped = np.append(np.ones(M), 0.0)                                 # (M + 1,) 1_stop
+    inv = 1.0 / length
     return {"mean_score": float(prob @ score),
+            "stop_plus_p_over_length_minus_p": float(prob @ ((stopped + p) * inv) - p),
+            "cov_score_inverse_length": float(prob @ (score * inv) - (prob @ score) * (prob @ inv)),
             "mean_score_over_length": float(prob @ (score / length)),
             "mean_inverse_length": float(prob @ (1.0 / length)),
             "inverse_mean_length": 1.0 / expected_length(p, max_len)}

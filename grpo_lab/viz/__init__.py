@@ -12,8 +12,13 @@ PANELS: dict[str, type[Panel]] = {}
 
 
 def register(name: str):
+    """Add a panel class to :data:`PANELS`; attach its "What you should see" text from ``panel_guides``."""
     def deco(cls):
+        from grpo_lab.viz.panel_guides import PANEL_GUIDES
+
         PANELS[name] = cls
+        if cls.__dict__.get("what_to_see") is None:
+            cls.what_to_see = PANEL_GUIDES.get(name)
         return cls
     return deco
 

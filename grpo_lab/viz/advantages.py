@@ -10,11 +10,13 @@ from dataclasses import dataclass
 
 import ipywidgets as widgets
 import numpy as np
+from matplotlib.transforms import blended_transform_factory
 
 from grpo_lab import advantages as adv_mod
 from grpo_lab import bias, methods
 from grpo_lab.viz import register
-from grpo_lab.viz.panel import Panel, dropdown, slider
+from grpo_lab.viz.panel import Panel, ReadoutPanel, dropdown, slider
+
 
 G_MAX = 8                    # the group editor has this many reward controls
 STD_COLOR, NONE_COLOR = methods.colour("grpo"), methods.colour("dr_grpo")   # ÷ std (GRPO), none (Dr. GRPO)
@@ -27,26 +29,6 @@ def _log_slider(description, value, lo_exp, hi_exp):
     return widgets.FloatLogSlider(value=value, base=10, min=lo_exp, max=hi_exp, step=0.25,
                                   description=description, continuous_update=True, readout_format=".0e",
                                   style={"description_width": "initial"}, layout=widgets.Layout(width="300px"))
-
-
-class _ReadoutPanel(Panel):
-    """A Panel with an HTML readout line between the controls and the figure.
-
-    Numbers that change on every move go there rather than into figure text: Agg renders
-    text at ≈ 0.08 ms per character, so a four-line caption alone would cost ≈ 10 ms.
-    """
-
-    def __init__(self, **initial):
-        self.readout = widgets.HTML()
-        super().__init__(**initial)
-
-    def _rows(self) -> list:
-        return [widgets.HBox(list(self.controls.values()), layout=widgets.Layout(flex_flow="row wrap"))]
-
-    @property
-    def widget(self):
-        view = super().widget.children[1]
-        return widgets.VBox(self._rows() + [self.readout, view])
 
 
 # ---------------------------------------------------------------------------------
@@ -65,7 +47,7 @@ class GroupView:
 
 
 @register("advantages.group")
-class GroupEditorPanel(_ReadoutPanel):
+class GroupEditorPanel(ReadoutPanel):
     """G rewards (0/1 toggles or continuous sliders) -> Â_i bars, eq. (1); a banner for degenerate groups."""
 
     title = "Group advantage Â_i = (r_i − mean) / (std + ε)   (seed 000 eq. (1))"
@@ -137,7 +119,12 @@ class GroupEditorPanel(_ReadoutPanel):
         ax.set_xticks([])
         ax.set_ylabel("advantage Â_i")
         ax.set_title("one scalar per response, shared by all its tokens", fontsize=10)
-        self._ticks_for = None  # G the x tick labels were drawn for
+        self.slot_labels = {a: self.dynamic(*[a.text(i, -0.015, "", ha="center", va="top", fontsize=9, clip_on=False,
+                                                      transform=blended_transform_factory(a.transData, a.transAxes))
+                                               for i in range(G_MAX)])
+                            for a in (self.ax_r, self.ax_a)}
+        for a in (self.ax_r, self.ax_a):
+            a.set_xlabel("response i", labelpad=14, fontsize=8)   # leaves room for the slot labels
         self.banner = self.dynamic(ax.text(0.5, 0.5, "DEGENERATE GROUP\nall rewards equal → Â = 0\nno gradient",
                                            transform=ax.transAxes, ha="center", va="center", fontsize=13,
                                            weight="bold", color="darkred",
@@ -170,11 +157,12 @@ class GroupEditorPanel(_ReadoutPanel):
         self.mean_line.set_data([-0.5, G_MAX - 0.5], [res.mean, res.mean])
         self.std_band.set_y(res.mean - res.std)
         self.std_band.set_height(2 * res.std)
-        if self._ticks_for != res.G:   # tick labels are static: redraw fully only when G moves
-            for ax, name in ((self.ax_r, "r"), (self.ax_a, "Â")):
-                ax.set_xticks(x, [f"{name}{i + 1}" for i in range(res.G)])
-            self._ticks_for = res.G
-            self.request_full_redraw()
+        for ax, name in ((self.ax_r, "r"), (self.ax_a, "Â")):   # slot labels are blitted texts, not ticks:
+            for i, label in enumerate(self.slot_labels[ax]):     # changing G needs no full redraw
+                label.set_visible(i < res.G)
+                if i < res.G:
+                    label.set_x(x[i])
+                    label.set_text(f"{name}{i + 1}")
         self.banner.set_visible(res.degenerate)
         rs = ", ".join(f"{v:g}" for v in res.rewards)
         As = ", ".join(f"{a:+.3f}" for a in res.adv)
@@ -218,11 +206,11 @@ class DifficultyView:
 
 
 @register("advantages.difficulty")
-class DifficultyPanel(_ReadoutPanel):
+class DifficultyPanel(ReadoutPanel):
     """Expected update weight per group vs pass rate p, with std (GRPO) and without (Dr. GRPO)."""
 
     title = "Difficulty bias: which pass rates get the update?"
-    figsize = (10.0, 3.8)
+    figsize = (9.6, 3.8)
     bench_moves = [{"p": p, "G": G} for p, G in [(0.25, 4), (0.1, 4), (0.05, 8), (0.5, 8), (0.9, 16), (0.3, 2)]]
 
     MC_GROUPS = 2000
@@ -302,7 +290,7 @@ class DifficultyPanel(_ReadoutPanel):
 # Panel 3: noise amplification with continuous rewards (seed 000 §1.3)
 # ---------------------------------------------------------------------------------
 @register("advantages.noise")
-class NoisePanel(_ReadoutPanel):
+class NoisePanel(ReadoutPanel):
     """RMS advantage of a group whose rewards differ only by noise σ, vs σ, for the chosen ε."""
 
     title = "ε prevents 0/0, not noise amplification (seed 000 §1.3)"
@@ -352,11 +340,11 @@ class NoisePanel(_ReadoutPanel):
 # Panel 4: a batch of prompts and the four remedies (seed 004 §三)
 # ---------------------------------------------------------------------------------
 @register("advantages.remedies")
-class RemediesPanel(_ReadoutPanel):
+class RemediesPanel(ReadoutPanel):
     """K prompts with a difficulty mix: degenerate fraction and update weight under each remedy."""
 
     title = "Degenerate groups in a batch, and the four remedies (seed 004 §3)"
-    figsize = (11.0, 4.0)
+    figsize = (9.6, 4.4)
     bench_moves = [{"difficulty": d, "G": G} for d, G in [(-1.5, 8), (-3.0, 8), (0.0, 4), (2.0, 16), (-1.0, 2)]] + \
                   [{"temperature": 3.0}, {"sft_shift": 5.0}, {"partial": 0.6}, {"seed": 3}]
 

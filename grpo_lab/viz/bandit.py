@@ -1,13 +1,14 @@
 """Panels and figures for notebook 01: baselines on the two-armed bandit (seed 004 §二)."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 
 from grpo_lab import bandit, methods
 from grpo_lab.viz import register
-from grpo_lab.viz.panel import Panel, slider
+from grpo_lab.viz.panel import Panel, ReadoutPanel, slider
 
 LADDER_COLORS = {**{k: methods.OTHER[k] for k in ("none", "constant", "running", "value", "optimal")},
                  "group": methods.colour("grpo"), "loo": methods.colour("rloo")}
@@ -29,7 +30,7 @@ class GradientView:
 
 
 @register("bandit.gradient")
-class GradientPanel(Panel):
+class GradientPanel(ReadoutPanel):
     """θ and b sliders; bars of ĝ(A), ĝ(B) (width ∝ probability); Var(b) with b* marked."""
 
     title = "One-sample REINFORCE estimate: same mean, different spread"
@@ -52,7 +53,7 @@ class GradientPanel(Panel):
     def build(self, fig):
         self.ax_bar, self.ax_var = fig.subplots(1, 2)
         ax = self.ax_bar
-        self.bars = ax.bar([0, 1], [0, 0], color=["tab:green", "tab:red"], width=0.6)
+        self.bars = ax.bar([0, 1], [0, 0], color=["tab:blue", "tab:blue"], width=0.6)
         self.dynamic(*self.bars)
         self.mean_line = self.dynamic(ax.axhline(0, color="k", lw=2, label="mean = p(1−p)"))
         self.band = self.dynamic(ax.axhspan(0, 0, color="k", alpha=0.12, label="mean ± std"))
@@ -62,7 +63,6 @@ class GradientPanel(Panel):
         ax.set_ylim(-1.2, 1.2)
         ax.set_ylabel("gradient estimate (R − b)·∂log π")
         ax.legend(loc="lower left", fontsize=8)
-        self.info = self.dynamic(ax.text(0.02, 0.97, "", transform=ax.transAxes, va="top", fontsize=9, family="monospace"))
         ax = self.ax_var
         self.var_curve = self.dynamic(ax.plot([], [], color="tab:blue")[0])
         self.var_marker = self.dynamic(ax.plot([], [], "o", color="tab:blue", label="current b")[0])
@@ -76,14 +76,16 @@ class GradientPanel(Panel):
     def draw(self, r: GradientView):
         for bar, text, g, pr in zip(self.bars, self.bar_text, r.g, r.prob):
             bar.set_height(g)
+            bar.set_color(methods.push_colour(g))          # blue: this sample pushes θ (and p) up
             bar.set_alpha(0.25 + 0.75 * pr)
             text.set_position((text.get_position()[0], g if g >= 0 else g - 0.12))
-            text.set_text(f"{g:+.3f}\n(prob {pr:.2f})")
+            text.set_text(f"{g + 0.0:+.3f}\n(prob {pr:.2f})")          # + 0.0: no "-0.000"
         self.mean_line.set_ydata([r.mean, r.mean])
         sd = np.sqrt(r.var)
         self.band.set_y(r.mean - sd)
         self.band.set_height(2 * sd)
-        self.info.set_text(f"p = σ(θ) = {r.p:.3f}\nmean = {r.mean:.3f}\nvar  = {r.var:.4f}")
+        self.readout.value = (f"<code>p = σ(θ) = {r.p:.3f} &nbsp; mean = {r.mean:.3f} &nbsp; var = {r.var:.4f}"
+                              f" &nbsp; b* = {r.b_star:.3f}</code>")
         self.var_curve.set_data(r.b_grid, r.var_grid)
         self.var_marker.set_data([self.controls["baseline"].value], [r.var])
         self.bstar_line.set_xdata([r.b_star, r.b_star])
@@ -136,12 +138,18 @@ class RunningMeanPanel(Panel):
 # ---------------------------------------------------------------------------------
 # Panel 3: training curves of p for every rung of the ladder
 # ---------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=256)
+def _ladder_curves(cfg: bandit.TrainConfig) -> dict:
+    """Mean and spread of p over seeds per rung; memoised on the frozen config (a revisited slider value is free)."""
+    return {rung: (p.mean(0), p.std(0)) for rung, p in bandit.train_ladder(cfg).items()}
+
+
 @register("bandit.ladder")
 class LadderPanel(Panel):
     """SGD on θ with each baseline: mean p over seeds (left) and its spread across seeds (right)."""
 
     title = "Training p = σ(θ) with each rung of the baseline ladder (same samples for every rung)"
-    figsize = (10.0, 4.0)
+    figsize = (9.6, 4.0)
     bench_moves = [{"lr": lr, "G": G} for lr, G in [(0.5, 4), (1.0, 8), (0.3, 2), (0.8, 6)]]
 
     def make_controls(self):
@@ -151,9 +159,7 @@ class LadderPanel(Panel):
                 "seed": slider("seed", 0, 0, 20, 1, integer=True)}
 
     def compute(self, lr, G, steps, seed):
-        cfg = bandit.TrainConfig(lr=lr, G=G, steps=steps, seeds=32, seed=seed)
-        runs = bandit.train_ladder(cfg)
-        return {rung: (p.mean(0), p.std(0)) for rung, p in runs.items()}
+        return _ladder_curves(bandit.TrainConfig(lr=lr, G=G, steps=steps, seeds=32, seed=seed))
 
     def build(self, fig):
         self.ax, self.ax_sd = fig.subplots(1, 2)

@@ -6,13 +6,13 @@ import matplotlib.pyplot as plt
 from grpo_lab.roadmap import FAMILY
 
 # (x, y) of each box; the tree grows downward
-POSITIONS = {"REINFORCE": (0.5, 0.92), "baseline": (0.5, 0.74), "PPO": (0.3, 0.55), "RLOO": (0.78, 0.55),
+POSITIONS = {"REINFORCE": (0.5, 0.92), "ReST": (0.15, 0.74), "baseline": (0.5, 0.74), "PPO": (0.3, 0.55), "RLOO": (0.78, 0.55),
              "GRPO": (0.3, 0.36), "Dr. GRPO": (0.1, 0.12), "DAPO": (0.38, 0.12), "GSPO": (0.66, 0.12),
              "DPO": (0.9, 0.9)}
 COLORS = {"2025": "#fde2c8", "off": "#e8e8e8", "default": "#d7e8f7"}
 
 
-def family_tree(figsize=(11, 6.5)):
+def family_tree(figsize=(9.6, 6.2)):
     """Boxes with each method's name, year and one-line change; arrows parent → child."""
     with plt.ioff():
         fig, ax = plt.subplots(figsize=figsize)

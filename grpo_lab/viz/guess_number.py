@@ -88,8 +88,25 @@ def resolve_state(N, tries, hints, policy, theta) -> StateView:
     return StateView(None, state, pol)
 
 
+def _n_matters(values) -> bool:
+    """N changes the state only while no hint bounds the secret from above (no 'lower' hint)."""
+    try:
+        return not any(word == "lower" for _, word in gn.parse_hints(values["hints"]))
+    except ValueError:
+        return True
+
+
+HINT_RELEVANCE = {"theta": lambda v: v["policy"] == "softmax", "N": _n_matters}
+
+
 class HintEditorMixin:
-    """Adds an editor row (guess, answer, add / undo / clear) that rewrites the hints text."""
+    """Adds an editor row (guess, answer, add / undo / clear) that rewrites the hints text.
+
+    θ is disabled unless the policy is softmax, and N while a 'lower' hint bounds the secret
+    from above (both then change nothing).
+    """
+
+    relevance = HINT_RELEVANCE
 
     def add_hint(self, guess: int, answer: str) -> None:
         answer = gn.parse_hints([(int(guess), answer)])[0][1]
@@ -255,7 +272,7 @@ class TreePanel(HintEditorMixin, Panel):
     """Root state -> each guess (Q, A; edge width ∝ π) -> the state each wrong answer leaves."""
 
     title = "What each guess leads to: one step of the game tree"
-    figsize = (10.0, 4.2)
+    figsize = (9.6, 4.2)
     bench_moves = ValuesPanel.bench_moves
 
     def make_controls(self):
@@ -332,7 +349,7 @@ class MonteCarloPanel(HintEditorMixin, Panel):
     """Exact A (bars) vs Â from n rollouts per guess (dots ± 2 SE); max error vs n (right)."""
 
     title = "Monte-Carlo Â = Q̂ − V̂ from n rollouts per guess converges to the exact A"
-    figsize = (10.0, 4.0)
+    figsize = (9.6, 4.0)
     bench_moves = [{"n": n, "seed": s} for n, s in [(50, 0), (200, 1), (1000, 2), (2000, 3), (100, 4), (500, 5)]]
 
     def make_controls(self):

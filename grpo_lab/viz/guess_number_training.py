@@ -41,7 +41,7 @@ class VariancePanel(Panel):
     """Six policy-gradient estimators on the same episodes: mean ± 2 SE vs exact, and variance."""
 
     title = "Policy-gradient estimators: every baseline and return is unbiased; variances differ"
-    figsize = (10.0, 4.0)
+    figsize = (9.6, 4.0)
     bench_moves = [{"cost": c, "theta": t} for c, t in [(0.1, 0.5), (0.0, 0.5), (0.2, 0.0), (0.1, 1.0), (0.05, -0.5), (0.3, 0.5)]]
 
     def make_controls(self):
@@ -113,12 +113,18 @@ class VariancePanel(Panel):
 MAP_TRIES = 3   # the advantage map shows states with three tries left (with 2, Q is 3/m for any policy)
 
 
+@lru_cache(maxsize=256)
+def _train_runs(cfg: gn.TrainConfig, returns: str) -> dict:
+    """:func:`gn.train_estimators` for every baseline, memoised on the frozen config (treat as read-only)."""
+    return gn.train_estimators(cfg, [(returns, b) for b in gn.BASELINES])
+
+
 @register("guess.train")
 class TrainPanel(Panel):
     """Mean and spread of J(θ_t) over seeds for each baseline; A map of the learned policy."""
 
     title = "REINFORCE on θ: uniform (θ = 0) toward bisection; the baseline cuts the spread"
-    figsize = (11.0, 4.0)
+    figsize = (9.6, 4.0)
     bench_moves = [{"lr": lr, "batch": b} for lr, b in [(1.0, 4), (0.5, 4), (1.5, 2), (1.0, 8), (0.8, 3), (1.2, 4)]]
 
     def make_controls(self):
@@ -127,12 +133,16 @@ class TrainPanel(Panel):
                 "lr": slider("learning rate", 1.0, 0.1, 2.0, 0.1, fmt=".1f"),
                 "batch": slider("episodes per step", 4, 1, 16, 1, integer=True),
                 "steps": slider("steps", 40, 10, 100, 10, integer=True),
+                "cost": slider("cost per guess", 0.0, 0.0, 0.2, 0.05, fmt=".2f"),
                 "returns": dropdown("returns", gn.RETURNS, "to-go"),
                 "seed": slider("seed", 0, 0, 20, 1, integer=True)}
 
-    def compute(self, N, tries, lr, batch, steps, returns, seed):
-        cfg = gn.TrainConfig(N=N, tries=tries, lr=lr, batch=batch, steps=steps, seeds=16, seed=seed)
-        runs = gn.train_estimators(cfg, [(returns, b) for b in gn.BASELINES])
+    # at cost 0 every reward arrives at the end, so the total return equals the reward-to-go
+    relevance = {"returns": lambda v: v["cost"] > 0}
+
+    def compute(self, N, tries, lr, batch, steps, cost, returns, seed):
+        cfg = gn.TrainConfig(N=N, tries=tries, lr=lr, batch=batch, steps=steps, seeds=16, seed=seed, cost=cost)
+        runs = _train_runs(cfg, returns)
         best = gn.success_probability(N, tries, "bisection")
         theta_learned = float(runs[(returns, "value")].theta[:, -1].mean())
         amap = gn.advantage_map("softmax", N, MAP_TRIES, theta=theta_learned)

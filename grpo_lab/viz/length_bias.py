@@ -42,7 +42,7 @@ class GroupWeightsPanel(Panel):
     """Sliders for |y_i| and r_i of four responses; bars of the push per token and per response."""
 
     title = "Per-token gradient weight: a long wrong answer is penalised less per token under eq. (6)"
-    figsize = (10.5, 4.2)
+    figsize = (9.6, 4.2)
     bench_moves = [{"len4": 24}, {"len4": 30}, {"len3": 4}, {"r2": 0.0}, {"r2": 1.0},
                    {"off_policy": 0.2}, {"off_policy": 0.0}, {"len1": 20}, {"C": 64}, {"len3": 6}]
 
@@ -143,7 +143,7 @@ class DriftPanel(Panel):
     title = "Length drift of a toy policy: correctness fixed, length learned"
     POLICY_TITLES = {"by-correctness": "stop probability per branch: wrong answers can learn to ramble",
                      "shared": "one stop probability for right and wrong: no drift in expectation"}
-    figsize = (10.5, 4.2)
+    figsize = (9.6, 4.2)
     bench_moves = [{"step": 0}, {"step": 40}, {"step": 90}, {"step": 150}, {"seed": 1},
                    {"length_policy": "shared"}, {"step": 70}, {"length_policy": "by-correctness"}, {"seed": -1}]
 

@@ -13,6 +13,29 @@ import numpy as np
 import pandas as pd
 
 from grpo_lab import methods
+from grpo_lab.viz.guide import see
+
+MONITOR_WHAT_TO_SEE = see(
+    "Nothing to move: watch the four panels while the training cell runs.",
+    "不用动任何控件：训练单元运行时观察四个面板。",
+    "Every few steps: reward and per-level accuracy rise; the all-correct share climbs as easy prompts "
+    "saturate; lengths settle; KL to the reference grows slowly while the entropy falls.",
+    "每隔几步重绘：奖励与各难度的准确率上升；简单题饱和后全对组占比上升；长度趋于稳定；"
+    "与参考模型的 KL 缓慢增长，熵下降。",
+    "A rising all-correct share means fewer groups with a gradient (退化组). A KL that jumps or an entropy "
+    "that collapses to ~0 in a few steps is a red flag (see the metric guide below).",
+    "全对组占比上升意味着有梯度的组变少（退化组）。KL 突然跳升、或熵在几步内塌到 ~0，都是危险信号（见下方的指标指南）。",
+)
+COMPARE_WHAT_TO_SEE = see(
+    "Nothing to move: compare the two colours panel by panel.",
+    "不用动任何控件：逐个面板比较两种颜色。",
+    "Reward, the lengths of correct (solid) and incorrect (dashed) responses, and the degenerate-group shares "
+    "of the eq. (6) and eq. (7) runs, from the same first batch.",
+    "式 (6) 与式 (7) 两次运行（第一批完全相同）的奖励、正确（实线）与错误（虚线）回答的长度、以及退化组占比。",
+    "The curves overlap within noise: answers of 2–4 tokens leave the length bias (长度偏差) no room; notebook 05 "
+    "shows where it bites.",
+    "曲线在噪声范围内重合：2–4 个 token 的回答让长度偏差没有施展空间；它在哪里起作用见 notebook 05。",
+)
 
 # difficulty levels: neither a method nor a push (grpo_lab.methods reserves those colours)
 LEVEL_COLORS = {1: "goldenrod", 2: "teal", 3: "0.25"}
@@ -36,8 +59,9 @@ class TrainingMonitor:
         self.rows: list[dict] = []
         self.n_draws = 0
         with plt.ioff():
-            self.fig, axes = plt.subplots(1, 4, figsize=(13, 3.2), layout="constrained")
+            self.fig, grid = plt.subplots(2, 2, figsize=(9.6, 5.4), layout="constrained")
         self.fig.suptitle(title, fontsize=10)
+        axes = grid.ravel()
         ax_r, ax_d, ax_l, ax_k = self.axes = axes
         x_hi = max(self.steps, 1)
         for ax in axes:
@@ -104,15 +128,16 @@ class TrainingMonitor:
 
         if isinstance(canvas, widgets.DOMWidget):
             canvas.header_visible = False
-            display(canvas)
+            display(widgets.VBox([canvas, MONITOR_WHAT_TO_SEE.widget()]))
         else:
             display(self.fig)
+            display(MONITOR_WHAT_TO_SEE)
 
 
 def compare_runs(runs: dict[str, pd.DataFrame], *, window: int = 10, max_new: int | None = None):
     """Side-by-side curves of finished runs: reward, length of correct/incorrect, degenerate groups."""
     with plt.ioff():   # shown once, by whoever displays it (ipympl would also auto-display it)
-        fig, axes = plt.subplots(1, 3, figsize=(12, 3.2), layout="constrained")
+        fig, axes = plt.subplots(1, 3, figsize=(9.6, 3.4), layout="constrained")
     # the runs compared are a method's recipe (eq. 6 = GRPO's aggregation, eq. 7 = DAPO's …): method colours
     colors = [methods.colour(n) for n in ("grpo", "dapo", "dr_grpo", "gspo")]
     for (name, df), c in zip(runs.items(), colors):
@@ -184,3 +209,47 @@ def step_anatomy_figure():
 
 
 FIGURES = {"06_grpo_llm_step": step_anatomy_figure}
+
+
+class SampleLog:
+    """A trainer callback: every ``every`` steps, a few of that step's replies with r_i, Â_i and the push per token.
+
+    Reads ``trainer.last_samples`` (one row per sampled response: group, prompt, response, reward,
+    adv, length, truncated). The push on each token of response i is −∂loss/∂log π(o_{i,t}) on
+    policy (ρ = 1), i.e. Â_i times the aggregation weight of :func:`grpo_lab.losses.token_weights`
+    (eq. 6: Â_i/(B·|y_i|), the same on every token of the reply). Chain it with the live monitor:
+    ``Trainer(cfg, callback=SampleLog(then=monitor))``. ``frames`` keeps every printed table.
+    """
+
+    def __init__(self, every: int = 50, n: int = 4, *, then=None, show: bool = True):
+        self.every, self.n, self.then, self.show = int(every), int(n), then, show
+        self.frames: dict[int, pd.DataFrame] = {}
+
+    def __call__(self, trainer, row: dict) -> None:
+        if self.then is not None:
+            self.then(trainer, row)
+        samples = getattr(trainer, "last_samples", None)
+        if samples is None or row["step"] % self.every:
+            return
+        frame = self.table(samples, trainer.cfg.agg, max_len=trainer.cfg.max_new)
+        self.frames[int(row["step"])] = frame
+        if self.show:
+            print(f"step {row['step']}: {len(samples)} replies, showing {len(frame)} (the first informative groups)")
+            print(frame.to_string(index=False))
+
+    def table(self, samples: pd.DataFrame, mode: str, *, max_len: int | None = None) -> pd.DataFrame:
+        """The first groups with a non-zero Â (up to ``n`` replies), with the per-token push."""
+        import torch
+
+        from grpo_lab.losses import token_weights
+
+        s = samples[samples["adv"].notna()].reset_index(drop=True)                 # the replies in the loss
+        lengths = s["length"].to_numpy()
+        mask = torch.as_tensor(np.arange(max(int(lengths.max()), 1))[None, :] < lengths[:, None], dtype=torch.float64)
+        w = token_weights(mask, mode, max_len=max_len).numpy()                       # (B, T)
+        push = s["adv"].to_numpy() * w.sum(1) / np.maximum(lengths, 1)              # per token, mean over the reply
+        out = s.assign(push_per_token=push)
+        live = out.groupby("group")["adv"].transform(lambda a: (a != 0).any())
+        out = out[live].head(self.n) if live.any() else out.head(self.n)
+        return out[["group", "prompt", "response", "reward", "adv", "length", "push_per_token"]].round(4)
+

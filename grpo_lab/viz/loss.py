@@ -47,7 +47,7 @@ class ClipPanel(Panel):
     """ℓ(ρ) = min(ρÂ, clip(ρ)Â) (eq. 3) and ∂ℓ/∂log π for Â = +1 and Â = −1; grey = zero gradient."""
 
     title = "The clipped term of eq. (3): objective (top) and gradient ∂ℓ/∂log π (bottom)"
-    figsize = (10.0, 5.6)
+    figsize = (9.6, 5.6)
     bench_moves = [{"eps_low": a, "eps_high": b, "dual_clip": c}
                    for a, b, c in [(0.2, 0.2, 1.0), (0.2, 0.28, 3.0), (0.1, 0.4, 2.0), (0.3, 0.3, 4.0)]]
 
@@ -112,8 +112,9 @@ class TokenWeightsPanel(Panel):
     """One group at inner step k: push −∂loss/∂log π per token, the ratio ρ_{i,t}, and Â_i."""
 
     title = "Per-token push −∂loss/∂log π = Â_i · ρ_{i,t} · (1/(G·T)), zero where clipped"
-    figsize = (11.0, 3.9)
+    figsize = (9.6, 4.3)
     bench_moves = [{"step": k, "eps": e} for k, e in [(1, 0.2), (3, 0.2), (5, 0.1), (8, 0.3)]]
+    relevance = {"eps": lambda v: v["step"] > 1}     # at inner step 1 every ρ is 1: ε cannot clip anything
 
     def make_controls(self):
         return {"step": slider("inner step k", 1, 1, 10, 1, integer=True),
@@ -181,7 +182,7 @@ class InnerStepsPanel(Panel):
     """μ Adam steps on one batch: ratio range and clipped fraction (left), loss and ‖∇‖ (right)."""
 
     title = "μ inner steps on one batch: ρ ≡ 1 and no clipping at step 1; clipping starts later"
-    figsize = (10.0, 3.8)
+    figsize = (9.6, 3.8)
     bench_moves = [{"mu": m, "lr": lr} for m, lr in [(1, 0.1), (4, 0.1), (8, 0.05), (16, 0.2)]]
 
     def make_controls(self):
@@ -253,7 +254,7 @@ class KLEstimatorPanel(Panel):
     """k1/k2/k3 per token; n-sample Monte-Carlo estimates vs the exact KL; RMSE vs n."""
 
     title = "KL(π_θ‖π_ref) from samples: k1, k2, k3 (eq. 5) on a categorical toy with exact KL"
-    figsize = (11.0, 3.9)
+    figsize = (9.6, 4.3)
     bench_moves = [{"shift": s, "n": n} for s, n in [(1.0, 16), (0.5, 64), (2.0, 4), (1.5, 128)]]
 
     def make_controls(self):
@@ -333,7 +334,7 @@ class KLGradientPanel(Panel):
     """E[∇_z k] for k1, k2, k3 (samples held fixed) vs the true ∇KL in both directions."""
 
     title = "Differentiated in the loss: E∇k1 = 0, E∇k2 = ∇KL(π_θ‖π_ref), E∇k3 = ∇KL(π_ref‖π_θ)"
-    figsize = (10.0, 3.6)
+    figsize = (9.6, 3.6)
     bench_moves = [{"shift": s} for s in (0.5, 1.0, 1.5, 2.0)]
 
     def make_controls(self):
@@ -386,7 +387,7 @@ class KLPlacementPanel(Panel):
     """Token push under KL-in-loss (β·k3 per token) vs KL-in-reward (−β·log ratio folded into r_i)."""
 
     title = "Where the KL goes (seed 000 §3): per token in the loss (form 1), or into the sequence reward (form 2)"
-    figsize = (11.0, 5.8)
+    figsize = (9.6, 6.4)
     bench_moves = [{"beta": b, "pattern": p} for b, p in
                    [(0.05, "mixed (1,0,0,1,0,1)"), (0.2, "mixed (1,0,0,1,0,1)"),
                     (0.05, "all correct (degenerate)"), (0.5, "one correct (1,0,0,0,0,0)")]]

@@ -22,6 +22,15 @@ from typing import Any
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 
+# JupyterLab's notebook column: wider figures scroll sideways (tests/test_viz_layout.py checks).
+MAX_FIG_WIDTH_PX = 968
+
+
+def fig_width_px(fig) -> float:
+    """Width of ``fig`` in CSS pixels as the notebook shows it (inches × the figure's dpi)."""
+    return float(fig.get_size_inches()[0] * fig.dpi)
+
+
 
 class Panel:
     """Base class: subclasses implement ``make_controls``, ``build``, ``compute``, ``draw``.
@@ -32,6 +41,10 @@ class Panel:
     title: str = ""
     figsize: tuple[float, float] = (9.0, 3.6)
     bench_moves: list[dict[str, Any]] = []
+    what_to_see = None      # a grpo_lab.viz.guide.WhatToSee, shown under the figure
+    # control name -> predicate on the control values: while it is False the control cannot change
+    # anything, so it is disabled (greyed out) rather than left to move nothing on a key press
+    relevance: dict[str, Any] = {}
 
     def __init__(self, **initial: Any):
         self.controls: dict[str, widgets.ValueWidget] = self.make_controls()
@@ -91,7 +104,12 @@ class Panel:
     def _limits(self):
         return [(ax.get_xlim(), ax.get_ylim()) for ax in self.fig.axes]
 
+    def _update_relevance(self, values: dict[str, Any]) -> None:
+        for name, matters in self.relevance.items():
+            self.controls[name].disabled = not matters(values)
+
     def refresh(self) -> None:
+        self._update_relevance(self.values())
         before = self._limits()
         self.result = self.compute(**self.values())
         self.draw(self.result)
@@ -172,10 +190,36 @@ class Panel:
         return widgets.VBox([widgets.HBox(list(self.controls.values()),
                                           layout=widgets.Layout(flex_flow="row wrap")), view])
 
+    def view(self) -> widgets.Widget:
+        """What a notebook cell shows: :attr:`widget` with the "What you should see" box under it."""
+        if self.what_to_see is None:
+            return self.widget
+        return widgets.VBox([self.widget, self.what_to_see.widget()])
+
     def _ipython_display_(self):
         from IPython.display import display
 
-        display(self.widget)
+        display(self.view())
+
+
+class ReadoutPanel(Panel):
+    """A Panel with an HTML readout line between the controls and the figure.
+
+    Numbers that change on every move go there rather than into figure text: Agg renders
+    text at ≈ 0.08 ms per character, so a four-line caption alone would cost ≈ 10 ms.
+    """
+
+    def __init__(self, **initial):
+        self.readout = widgets.HTML()
+        super().__init__(**initial)
+
+    def _rows(self) -> list:
+        return [widgets.HBox(list(self.controls.values()), layout=widgets.Layout(flex_flow="row wrap"))]
+
+    @property
+    def widget(self):
+        view = super().widget.children[1]
+        return widgets.VBox(self._rows() + [self.readout, view])
 
 
 def slider(description: str, value, lo, hi, step, *, fmt: str | None = None, integer: bool = False):

@@ -1,0 +1,149 @@
+"""How to read a GRPO run's metrics, in the style of CleanRL's metric guide (notebooks 06, 07; docs/lm.md).
+
+For every metric the trainer logs that a student should watch: its meaning (the trainer's own
+bilingual definition, :data:`grpo_lab.lm.metrics.METRICS`, so there is one source), its
+healthy range *on this course's addition task at the class size*, and its red flags. The
+ranges were read off the cached runs of :mod:`grpo_lab.lm.broken_runs` and notebook 06's
+runs; on another task they are a starting point, not a rule.
+
+:func:`red_flags` turns the red flags into checks on a metrics DataFrame (one row per step);
+:func:`diagnose` answers seed 004's closing three questions (组内奖励是不是全 0 或全 1？σ_R 是不是
+小得在放大噪声？回答是不是越生成越长？) from the same metrics.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from grpo_lab.i18n import Text
+
+
+@dataclass(frozen=True)
+class MetricGuide:
+    metric: str
+    healthy: Text
+    red_flag: Text
+
+
+GUIDE = (
+    MetricGuide("reward_mean",
+                Text("starts near the warm start's pass rate (≈ 0.6–0.9 here) and rises by a few points",
+                     "从热启动的通过率（这里约 0.6–0.9）起步，再上升几个百分点"),
+                Text("flat at ≈ 0: nothing to learn from (no warm start); falling after a rise: collapse",
+                     "一直约为 0：无从学习（没有热启动）；先升后降：崩溃")),
+    MetricGuide("frac_all_wrong",
+                Text("below 0.1 after the warm start", "热启动之后低于 0.1"),
+                Text("above 0.9: every group all-wrong, no gradient — add demonstrations (a warm start) or easier prompts",
+                     "高于 0.9：几乎每组全错，没有梯度——加示范（热启动）或换更容易的题")),
+    MetricGuide("frac_all_correct",
+                Text("0.3–0.7, creeping up as easy prompts saturate", "0.3–0.7，随简单题饱和缓慢上升"),
+                Text("near 1: the task is mastered and the groups stop teaching — harder prompts or dynamic sampling",
+                     "接近 1：题目已被掌握，组不再提供信号——换更难的题或用动态采样")),
+    MetricGuide("frac_informative",
+                Text("0.3–0.6: the share of groups that carry a gradient", "0.3–0.6：带梯度的组所占比例"),
+                Text("below 0.1: almost no group has a gradient (退化组)", "低于 0.1：几乎没有组有梯度（退化组）")),
+    MetricGuide("group_reward_std",
+                Text("0.1–0.2 with 0/1 rewards (0 for a degenerate group, at most 0.5)",
+                     "0/1 奖励下约 0.1–0.2（退化组为 0，最大 0.5）"),
+                Text("non-zero in groups whose answers are all right or all wrong: the rewards are noisy, and ÷σ will "
+                     "amplify the noise (compare adv_abs_mean)",
+                     "答案全对或全错的组里仍不为 0：奖励带噪声，÷σ 会放大噪声（对照 adv_abs_mean）")),
+    MetricGuide("adv_abs_mean",
+                Text("≈ 0.7–0.9 × frac_informative under ÷σ (an informative 0/1 group has mean |Â| ≈ 0.8–1)",
+                     "÷σ 下约为 0.7–0.9 × frac_informative（有信息的 0/1 组平均 |Â| 约 0.8–1）"),
+                Text("≈ 0.8 although most groups are degenerate: noise is getting unit-size advantages "
+                     "(÷σ on noisy rewards; drop the ÷σ as Dr. GRPO does)",
+                     "大多数组已退化却仍约 0.8：噪声拿到了单位大小的优势（噪声奖励上 ÷σ；像 Dr. GRPO 那样去掉 ÷σ）")),
+    MetricGuide("entropy",
+                Text("falls slowly, ≈ 0.3 → 0.1 nats per token here", "缓慢下降，这里约 0.3 → 0.1 nats/token"),
+                Text("≈ log(vocabulary) ≈ 2.9: the model is still random; a collapse together with a falling reward: "
+                     "the learning rate is too high",
+                     "约为 log(词表) ≈ 2.9：模型仍是随机的；与奖励一起崩塌：学习率过高")),
+    MetricGuide("kl",
+                Text("below 0.05, growing slowly", "低于 0.05，缓慢增长"),
+                Text("above 1, or jumping tenfold within a few steps: the policy ran away from the reference "
+                     "(learning rate too high, β too small)",
+                     "高于 1，或几步之内跳升十倍：策略远离了参考模型（学习率过高、β 过小）")),
+    MetricGuide("grad_norm",
+                Text("≈ 1 (the norm before clipping at max_grad_norm = 1)", "约 1（max_grad_norm = 1 裁剪之前的范数）"),
+                Text("≈ 0 for many steps: no signal (degenerate batches); persistently ≫ 1 with a rising KL: unstable",
+                     "许多步都约为 0：没有信号（退化批次）；持续 ≫ 1 且 KL 上升：不稳定")),
+    MetricGuide("clip_frac_low",
+                Text("exactly 0 at μ = 1 in this loop; a few per cent at μ = 2", "本循环 μ = 1 时恰为 0；μ = 2 时几个百分点"),
+                Text("above 0 at μ = 1 here: sampler and trainer disagree; above 0.2 at μ > 1: steps too large",
+                     "这里 μ = 1 却大于 0：采样器与训练器不一致；μ > 1 时高于 0.2：步子太大")),
+    MetricGuide("len_incorrect",
+                Text("≈ 3–4 tokens (digits and EOS), stable", "约 3–4 个 token（数字加 EOS），保持稳定"),
+                Text("rising over training: the length bias (长度偏差) of eq. (6); len_mean near max_new: no EOS learned",
+                     "训练中持续上升：式 (6) 的长度偏差；len_mean 接近 max_new：还没学会输出 EOS")),
+)
+
+
+def guide_table(levels=(1, 2)) -> pd.DataFrame:
+    """One row per metric: meaning (the trainer's definition), healthy range here, red flags."""
+    from grpo_lab.lm.trainer import metric_definitions
+
+    defs = metric_definitions(levels)
+    return pd.DataFrame([{"metric": g.metric, "meaning": str(defs[g.metric]), "healthy here": str(g.healthy),
+                          "red flags": str(g.red_flag)} for g in GUIDE]).set_index("metric")
+
+
+def _window(df: pd.DataFrame, col: str, last: bool, n: int) -> float:
+    s = df.sort_values("step")[col]
+    return float((s.tail(n) if last else s.head(n)).mean())
+
+
+def red_flags(df: pd.DataFrame, *, max_new: int = 8, window: int = 20) -> list[str]:
+    """The red flags a run's metrics raise (over its first/last ``window`` steps); [] for a healthy run."""
+    if len(df) < 2:
+        raise ValueError(f"df: need at least 2 steps of metrics, got {len(df)}")
+    end = {c: _window(df, c, True, window) for c in df.columns if c not in ("run", "step") and
+           pd.api.types.is_numeric_dtype(df[c])}
+    flags = []
+    if end.get("frac_all_wrong", 0) > 0.9:
+        flags.append("no_signal")                      # every group all-wrong
+    if end.get("frac_all_correct", 0) > 0.9:
+        flags.append("saturated")                      # every group all-right
+    if end.get("adv_abs_mean", 0) > 1.5 * max(end.get("frac_informative", 0), 0.01):
+        flags.append("noise_amplified")                # degenerate groups get advantages: ÷σ on noise
+    if end.get("kl", 0) > 1.0:
+        flags.append("ran_away")                       # far from the reference: lr too high / β too small
+    if "reward_mean" in df and df.sort_values("step")["reward_mean"].rolling(window, min_periods=1).mean().max() \
+            - end["reward_mean"] > 0.3:
+        flags.append("collapsed")                      # the reward fell after rising
+    if end.get("len_mean", 0) > 0.75 * max_new:
+        flags.append("runs_to_budget")                 # no EOS learned
+    if "len_incorrect" in df and end.get("len_incorrect", np.nan) - _window(df, "len_incorrect", False, window) > 1.0:
+        flags.append("length_drift")                   # wrong answers grow: length bias
+    return flags
+
+
+QUESTIONS = (
+    ("degenerate", Text("Are the group rewards all 0 or all 1 (degenerate groups)?", "组内奖励是不是全 0 或全 1，退化组？"),
+     Text("skip them / dynamic sampling, more exploration, demonstrations, partial credit",
+          "换实例 / 动态采样、扩探索、加示范、部分给分")),
+    ("noise", Text("Is σ_R so small that ÷σ amplifies noise (Dr. GRPO's first fix)?",
+                   "σ_R 是不是小得在放大噪声（Dr. GRPO 第一处）？"),
+     Text("drop the ÷σ (adv_scale='none', Dr. GRPO) or scale by the batch std", "去掉 ÷σ（adv_scale='none'，Dr. GRPO）或改用批次标准差")),
+    ("longer", Text("Are the answers getting longer and longer (the second fix)?", "回答是不是越生成越长（第二处）？"),
+     Text("replace 1/|y_i| by a constant (Dr. GRPO) or use token-mean (DAPO)", "把 1/|y_i| 换成常数（Dr. GRPO）或用 token-mean（DAPO）")),
+)
+
+
+def diagnose(df: pd.DataFrame, *, window: int = 20) -> pd.DataFrame:
+    """Seed 004's three closing questions, answered from a run's metrics (one row per question)."""
+    end = lambda c: _window(df, c, True, window)      # noqa: E731
+    start = lambda c: _window(df, c, False, window)   # noqa: E731
+    degenerate = 1.0 - end("frac_informative")
+    amplification = end("adv_abs_mean") / max(end("frac_informative"), 0.01)
+    len_col = "len_incorrect" if "len_incorrect" in df and df["len_incorrect"].notna().sum() >= 2 else "len_mean"
+    growth = end(len_col) - start(len_col)
+    values = {"degenerate": (f"1 − frac_informative = {degenerate:.2f}", degenerate > 0.5),
+              "noise": (f"adv_abs_mean / frac_informative = {amplification:.2f} (÷σ on 0/1 rewards: ≲ 1)",
+                        amplification > 1.5),
+              "longer": (f"{len_col}: {start(len_col):.2f} → {end(len_col):.2f} tokens", growth > 1.0)}
+    rows = [{"question": str(q), "measured": values[key][0], "answer": "yes" if values[key][1] else "no",
+             "if yes": str(fix)} for key, q, fix in QUESTIONS]
+    return pd.DataFrame(rows)
