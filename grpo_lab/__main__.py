@@ -1,4 +1,4 @@
-"""Command line: ``python -m grpo_lab {figures,strip-notebooks,train,exercises} ...``."""
+"""Command line: ``python -m grpo_lab {figures,strip-notebooks,train,exercises,translations} ...``."""
 from __future__ import annotations
 
 import argparse
@@ -36,13 +36,20 @@ def _exercises(argv):
     return exercises_main(argv)
 
 
+def _translations(argv):
+    from grpo_lab.translations_cli import main as translations_main
+
+    return translations_main(argv)
+
+
 def _train(argv):
     from grpo_lab.lm.cli import main as train_main
 
     return train_main(argv)
 
 
-COMMANDS = {"figures": _figures, "strip-notebooks": _strip, "train": _train, "exercises": _exercises}
+COMMANDS = {"figures": _figures, "strip-notebooks": _strip, "train": _train, "exercises": _exercises,
+            "translations": _translations}
 
 
 def main(argv=None):

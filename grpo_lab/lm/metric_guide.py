@@ -95,6 +95,23 @@ def _window(df: pd.DataFrame, col: str, last: bool, n: int) -> float:
     return float((s.tail(n) if last else s.head(n)).mean())
 
 
+def noise_amplification(df: pd.DataFrame, *, window: int = 20) -> float:
+    """Mean |Â_i| per response of an informative group in the loss, over the last ``window`` steps.
+
+    With 0/1 rewards and ÷σ it is at most 1 (|z| averages to ≤ 1 when the std is the population
+    one); well above 1 means degenerate groups received advantages, i.e. ÷σ is amplifying noise.
+    ``adv_abs_mean`` averages over the responses *in the loss*: without dynamic sampling those are
+    all groups (so divide by ``frac_informative``); with it, the degenerate groups were dropped
+    before the loss (``n_groups`` sampled, ``n_groups_used`` kept), so the share of informative
+    groups in the loss is ``frac_informative · n_groups / n_groups_used``, capped at 1.
+    """
+    share = df["frac_informative"]
+    if "n_groups" in df and "n_groups_used" in df:
+        share = (share * df["n_groups"] / df["n_groups_used"].clip(lower=1)).clip(upper=1.0)
+    tail = df.assign(_share=share).sort_values("step").tail(window)
+    return float(tail["adv_abs_mean"].mean() / max(tail["_share"].mean(), 0.01))
+
+
 def red_flags(df: pd.DataFrame, *, max_new: int = 8, window: int = 20) -> list[str]:
     """The red flags a run's metrics raise (over its first/last ``window`` steps); [] for a healthy run."""
     if len(df) < 2:
@@ -106,7 +123,7 @@ def red_flags(df: pd.DataFrame, *, max_new: int = 8, window: int = 20) -> list[s
         flags.append("no_signal")                      # every group all-wrong
     if end.get("frac_all_correct", 0) > 0.9:
         flags.append("saturated")                      # every group all-right
-    if end.get("adv_abs_mean", 0) > 1.5 * max(end.get("frac_informative", 0), 0.01):
+    if "adv_abs_mean" in df and "frac_informative" in df and noise_amplification(df, window=window) > 1.5:
         flags.append("noise_amplified")                # degenerate groups get advantages: ÷σ on noise
     if end.get("kl", 0) > 1.0:
         flags.append("ran_away")                       # far from the reference: lr too high / β too small
@@ -137,11 +154,11 @@ def diagnose(df: pd.DataFrame, *, window: int = 20) -> pd.DataFrame:
     end = lambda c: _window(df, c, True, window)      # noqa: E731
     start = lambda c: _window(df, c, False, window)   # noqa: E731
     degenerate = 1.0 - end("frac_informative")
-    amplification = end("adv_abs_mean") / max(end("frac_informative"), 0.01)
+    amplification = noise_amplification(df, window=window)
     len_col = "len_incorrect" if "len_incorrect" in df and df["len_incorrect"].notna().sum() >= 2 else "len_mean"
     growth = end(len_col) - start(len_col)
     values = {"degenerate": (f"1 − frac_informative = {degenerate:.2f}", degenerate > 0.5),
-              "noise": (f"adv_abs_mean / frac_informative = {amplification:.2f} (÷σ on 0/1 rewards: ≲ 1)",
+              "noise": (f"mean |Â| per informative response = {amplification:.2f} (÷σ on 0/1 rewards: ≲ 1)",
                         amplification > 1.5),
               "longer": (f"{len_col}: {start(len_col):.2f} → {end(len_col):.2f} tokens", growth > 1.0)}
     rows = [{"question": str(q), "measured": values[key][0], "answer": "yes" if values[key][1] else "no",

@@ -3,7 +3,10 @@
 ``PANELS`` maps a short name to each panel class; the latency benchmark and the browser
 tests iterate over it. Panel modules register themselves when imported here.
 """
+from grpo_lab.viz.fonts import use_cjk_fallback
 from grpo_lab.viz.panel import Panel
+
+use_cjk_fallback()  # Chinese text in a figure renders (grpo_lab.viz.fonts); Latin text unchanged
 
 PANELS: dict[str, type[Panel]] = {}
 
@@ -28,6 +31,6 @@ def all_panels() -> dict[str, type[Panel]]:
     import grpo_lab.viz as pkg
 
     for mod in pkgutil.iter_modules(pkg.__path__):
-        if mod.name not in ("panel",):
+        if mod.name not in ("panel", "fonts"):
             importlib.import_module(f"grpo_lab.viz.{mod.name}")
     return PANELS

@@ -57,7 +57,8 @@ class GradientPanel(ReadoutPanel):
         self.dynamic(*self.bars)
         self.mean_line = self.dynamic(ax.axhline(0, color="k", lw=2, label="mean = p(1−p)"))
         self.band = self.dynamic(ax.axhspan(0, 0, color="k", alpha=0.12, label="mean ± std"))
-        self.bar_text = self.dynamic(*[ax.text(i, 0, "", ha="center", va="bottom", fontsize=9) for i in range(2)])
+        # value labels sit in a fixed strip at the top, clear of the bars, the mean line and the band
+        self.bar_text = self.dynamic(*[ax.text(i, 1.17, "", ha="center", va="top", fontsize=9) for i in range(2)])
         ax.axhline(0, color="0.6", lw=0.8)
         ax.set_xticks([0, 1], ["sample A (R=1)", "sample B (R=0)"])
         ax.set_ylim(-1.2, 1.2)
@@ -78,7 +79,6 @@ class GradientPanel(ReadoutPanel):
             bar.set_height(g)
             bar.set_color(methods.push_colour(g))          # blue: this sample pushes θ (and p) up
             bar.set_alpha(0.25 + 0.75 * pr)
-            text.set_position((text.get_position()[0], g if g >= 0 else g - 0.12))
             text.set_text(f"{g + 0.0:+.3f}\n(prob {pr:.2f})")          # + 0.0: no "-0.000"
         self.mean_line.set_ydata([r.mean, r.mean])
         sd = np.sqrt(r.var)

@@ -269,7 +269,7 @@ class CreditPanel(Panel):
 PRESET_COLORS = {p: methods.colour(p) for p in methods.PRESETS}
 RUN_PANELS = (("reward_mean", "reward (mean over the step's answers)"),
               ("len_incorrect", "length of wrong answers |y_i| (tokens)"),
-              ("degenerate", "degenerate groups (fraction of those sampled)"),
+              ("degenerate", "degenerate groups (of those sampled)"),
               ("n_groups", "groups sampled per step"),
               ("clip_frac", "clipped tokens (low + high)"),
               ("kl", "KL(π_θ‖π_ref) (k3)"))
