@@ -129,12 +129,8 @@ GENERATOR = "grpo_lab.exercises"
 def generated_translations(en_path) -> dict[str, tuple[str, str]]:
     """``{cell id: (English, Chinese)}`` of the markdown cells :mod:`grpo_lab.exercises` writes
     at the end of ``en_path`` (empty for a notebook without exercises)."""
-    try:
-        from grpo_lab.exercises import notebooks as gen
-    except ModuleNotFoundError as err:     # TODO(exercises): drop once grpo_lab.exercises is on main
-        if err.name not in ("grpo_lab.exercises", "grpo_lab.exercises.notebooks"):
-            raise
-        return {}
+    from grpo_lab.exercises import notebooks as gen
+
     try:
         nn = gen.notebook_number(en_path)
     except ValueError:

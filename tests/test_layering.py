@@ -9,7 +9,8 @@ import pytest
 
 PKG = Path(__file__).resolve().parents[1] / "grpo_lab"
 MAX_LINES = 500
-APP = ("grpo_lab.figures", "grpo_lab.__main__", "grpo_lab.exercises")   # may import any layer
+APP = ("grpo_lab.figures", "grpo_lab.__main__", "grpo_lab.exercises",   # may import any layer
+       "grpo_lab.translations")
 
 
 def _module_name(path: Path) -> str:
