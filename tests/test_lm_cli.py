@@ -6,6 +6,7 @@ import pytest
 
 from grpo_lab.__main__ import main as grpo_main
 from grpo_lab.lm.cli import build_parser, main
+from grpo_lab.lm.config import GRPOConfig
 
 FAST = ["--warmstart-steps", "0", "--prompts", "2", "--G", "2", "--max-new", "4", "--levels", "1",
         "--no-progress", "--threads", "1", "--device", "cpu"]
@@ -150,3 +151,14 @@ def test_ctrl_c_says_how_to_continue(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(T.Trainer, "step", interrupted)
     assert main(["--preset", "grpo", "--steps", "2", "--out", str(tmp_path / "run")] + FAST) == 130
     assert "--resume" in capsys.readouterr().err
+
+
+def test_warnings_are_one_line_naming_the_flag():
+    from grpo_lab.lm.cli import one_line_warning
+
+    from grpo_lab.lm import guard
+
+    (message,) = guard.sanity_warnings(GRPOConfig.preset("grpo", lr=1000.0))
+    text = one_line_warning(UserWarning(message), UserWarning, "guard.py", 12)
+    assert text.count("\n") == 1 and text.startswith("python -m grpo_lab train: warning:")
+    assert "--lr" in text and "guard.py" not in text

@@ -4,6 +4,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import warnings
+
+PROG = "python -m grpo_lab train"
 
 DESCRIPTION = """\
 Train a small causal LM with GRPO on verifiable addition problems (seed 000 §5).
@@ -28,12 +31,27 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``train`` parser: one flag per :class:`GRPOConfig` field (:mod:`grpo_lab.lm.flags`)."""
     from grpo_lab.lm.flags import add_config_flags
 
-    ap = argparse.ArgumentParser(prog="python -m grpo_lab train", description=DESCRIPTION, epilog=EPILOG,
+    ap = argparse.ArgumentParser(prog=PROG, description=DESCRIPTION, epilog=EPILOG,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     return add_config_flags(ap, required=("steps", "out"))
 
 
+def one_line_warning(message, category, filename, lineno, line=None) -> str:
+    """Warnings on the command line: one line (the guard's messages name field and flag), not
+    Python's file:line + source line."""
+    return f"{PROG}: warning: {message}\n"
+
+
 def main(argv=None) -> int:
+    default_format = warnings.formatwarning
+    warnings.formatwarning = one_line_warning
+    try:
+        return _main(argv)
+    finally:
+        warnings.formatwarning = default_format
+
+
+def _main(argv) -> int:
     from grpo_lab.lm.flags import config_from_args, flag_message
 
     ap = build_parser()
