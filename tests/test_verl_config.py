@@ -9,9 +9,11 @@ needed to read a YAML file; verl itself is never imported). The config read is
 """
 import importlib.metadata
 import importlib.util
+import os
 from pathlib import Path
 
 import pytest
+
 import yaml
 
 from grpo_lab import methods
@@ -19,7 +21,7 @@ from grpo_lab.lm import handoff
 from grpo_lab.lm.config import GRPOConfig
 
 SPEC = importlib.util.find_spec("verl")
-if SPEC is None or not SPEC.submodule_search_locations:
+if (SPEC is None or not SPEC.submodule_search_locations) and not os.environ.get("CI"):  # under CI: fail
     pytest.skip("verl is not installed (make test: pip install --no-deps verl==0.9.1)", allow_module_level=True)
 CONFIG = Path(SPEC.submodule_search_locations[0]) / "trainer" / "config" / "_generated_ppo_trainer.yaml"
 VERL = yaml.safe_load(CONFIG.read_text())
