@@ -248,7 +248,7 @@ class CreditPanel(Panel):
         ax.set_xlim(-0.5, T - 0.5)
         ax.set_ylim(-0.1, 1.95)
         ax.set_ylabel("advantage of token t")
-        ax.legend(loc="center right", fontsize=7)
+        ax.legend(loc="upper right", bbox_to_anchor=(1.0, 0.87), fontsize=7)   # between the Â line and the bars
 
     def draw(self, r: CreditView):
         ca = r.ca
