@@ -54,7 +54,9 @@
       out.push({id, kind, label: name || kind});
     };
     for (const s of area.querySelectorAll('.widget-slider')) {
-      if (visible(s) && s.querySelector('.noUi-handle')) add(s, 'slider', label(s, '.widget-label'));
+      // a disabled control (Panel.relevance: it cannot matter now) is not exercised
+      if (visible(s) && s.querySelector('.noUi-handle') && !s.querySelector('.noUi-target[disabled]'))
+        add(s, 'slider', label(s, '.widget-label'));
     }
     for (const d of area.querySelectorAll('.widget-dropdown')) {
       const sel = d.querySelector('select');
@@ -65,7 +67,8 @@
       if (visible(c) && inp && !inp.disabled) add(c, 'checkbox', c.textContent.replace(/\u200b/g, '').trim());
     }
     for (const t of area.querySelectorAll('.widget-toggle-buttons')) {
-      if (visible(t) && t.querySelectorAll('button').length > 1) {
+      if (visible(t) && t.querySelectorAll('button').length > 1 &&
+          ![...t.querySelectorAll('button')].every(b => b.disabled)) {
         add(t, 'toggle-buttons', label(t, '.widget-label') ||
             [...t.querySelectorAll('button')].map(b => b.textContent.trim()).join('/'));
       }
