@@ -12,18 +12,7 @@ from grpo_lab.lm.rollout import Rollout, token_logp
 from grpo_lab.lm.tokenizer import char_tokenizer
 from grpo_lab.lm.trainer import CONDITIONAL_COLUMNS, METRICS, TIMING_COLUMNS, Trainer, metric_definitions, train
 
-TINY = dict(hidden=32, intermediate=64, layers=1, heads=2, levels=(1, 2), G=4, prompts_per_step=2, max_new=5,
-            warmstart_steps=20, eval_per_level=8, progress=False, threads=1)
-
-
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    return str(tmp_path_factory.mktemp("warmstart_cache"))
-
-
-@pytest.fixture
-def cfg(cache):
-    return GRPOConfig.preset("grpo", cache_dir=cache, **TINY)
+from tiny_run import TINY, cache, cfg  # noqa: E402,F401  (shared settings and fixtures)
 
 
 def _constructed_batch(tok, G=4):
