@@ -112,3 +112,12 @@ def test_cpu_bf16_is_opt_in_for_the_tiny_model_and_the_sampler_copy_follows_the_
         assert a.dtype == torch.bfloat16 and torch.equal(a, b.to(torch.bfloat16))
     row = tr.step()                                                          # a bf16 step runs end to end
     assert row["step"] == 1 and row["n_tokens"] > 0
+
+
+def test_a_microbatched_step_records_the_advantages_in_last_samples():
+    # micro-batching is only a memory setting: the step's samples table holds the same Â_i
+    a, b = (Trainer(GRPOConfig.preset("grpo", tokens_per_microbatch=n, **TINY)) for n in (0, 1))
+    b.policy.load_state_dict(a.policy.state_dict())
+    a.step(), b.step()
+    assert b.last_adv.shape == (TINY["prompts_per_step"] * TINY["G"],)
+    np.testing.assert_allclose(b.last_samples["adv"].to_numpy(), a.last_samples["adv"].to_numpy(), rtol=1e-5)

@@ -141,6 +141,7 @@ def learn(trainer, batch: Rollout, rewards_t, chunks, timer) -> dict:
         highs.append(m["clip_frac_high"])
         gnorms.append(float(gn))
         rmax = max(rmax, m["ratio_max"])
+    trainer.last_adv = adv.detach().cpu().numpy()          # (B,) for Trainer.last_samples
     return {"kl": first["kl"], "loss": first["loss"], "pg_loss": first["pg_loss"],
             "clip_frac_low": float(np.mean(lows)), "clip_frac_high": float(np.mean(highs)), "ratio_max": rmax,
             "grad_norm": float(np.mean(gnorms)), "entropy": float((ent * batch.mask).sum() / batch.mask.sum()),
