@@ -90,9 +90,7 @@ def accumulate(policy, batch: Rollout, chunks, adv, old_logp, ref_logp, cfg, *, 
         if entropy:
             ent_all[rows] = tl.entropy.float()
         ref = None if ref_logp is None else ref_logp[rows]
-        out = grpo_loss(tl.logp, old, adv[rows], sub.mask, ref_logp=ref if (beta > 0 or ref is not None) else None,
-                        beta=beta, kl_kind=cfg.kl_kind, mode=cfg.agg, max_len=cfg.max_new, eps_low=cfg.eps_low,
-                        eps_high=cfg.eps_high, dual_clip=cfg.dual_clip, level=cfg.ratio_level)
+        out = grpo_loss(tl.logp, old, adv[rows], sub.mask, ref_logp=ref, **{**cfg.loss_kwargs(), "beta": beta})
         w = chunk_weight(sub.mask, batch.mask, cfg.agg)
         (out.loss * w).backward()
         share = float(sub.mask.sum() / n_tok)
@@ -124,8 +122,8 @@ def learn(trainer, batch: Rollout, rewards_t, chunks, timer) -> dict:
         with timer("policy"):                          # form 2 needs π_θold's log-probs before step 3
             old_logp = logp_no_grad(policy, batch, chunks, **kw)
         rewards_t = kl_shaped_rewards(rewards_t, old_logp, ref_logp, batch.mask, beta=cfg.beta, kind=cfg.kl_kind)
-    adv = advantages_from_flat(rewards_t, cfg.G, scale=cfg.adv_scale, std=cfg.adv_std, eps=cfg.adv_eps)  # (B,)
-    beta = cfg.beta if cfg.kl_form == "loss" else 0.0
+    adv = advantages_from_flat(rewards_t, cfg.G, **cfg.adv_kwargs())                       # (B,)
+    beta = cfg.loss_kwargs()["beta"]                   # 0 for kl_form="reward" (already in the rewards)
     first, ent, lows, highs, gnorms, rmax = None, None, [], [], [], 1.0
     for it in range(cfg.mu):
         trainer.opt.zero_grad(set_to_none=True)
