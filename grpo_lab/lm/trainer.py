@@ -54,7 +54,7 @@ from grpo_lab.lm.evaluation import evaluate
 from grpo_lab.lm.guard import TrainingDiverged, all_finite, check_finite, sanity_warnings
 from grpo_lab.lm.metrics import (CONDITIONAL_COLUMNS, METRICS, TIMING_COLUMNS, Timer, metric_definitions,
                                  metrics_markdown, sampling_metrics)
-from grpo_lab.lm.model import load_model, make_model, save_model
+from grpo_lab.lm.model import make_model, save_model
 from grpo_lab.lm.rollout import Bf16Sampler, Rollout, amp_mode, enable_checkpointing, token_logp
 from grpo_lab.lm.sampling import sample_step
 from grpo_lab.lm.tasks import AdditionTask
@@ -352,7 +352,6 @@ class Trainer:
         """Train to ``config.steps``; checkpoint every ``checkpoint_every`` steps, every
         ``checkpoint_seconds`` and at the end. Raises :class:`TrainingDiverged` (the metrics so
         far and the last checkpoint stay on disk) if the loss or the gradient stops being finite."""
-        cfg = self.cfg
         if self._lock is not None:
             self._lock.acquire()
         try:
@@ -406,9 +405,6 @@ class Trainer:
     def _append_metrics(self, row: dict):
         if self.out is not None:
             ckpt.append_metrics(self.out, row)
-
-    def _latest_checkpoint(self) -> Path | None:
-        return ckpt.latest_checkpoint(self.out)
 
     def save_checkpoint(self, keep: int = 2) -> Path:
         """Policy (safetensors), optimiser state and step under ``out/checkpoints/step_NNNNNN``."""
