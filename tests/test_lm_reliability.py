@@ -347,3 +347,12 @@ def test_sigkill_anywhere_then_resume_is_bit_identical(uninterrupted, tmp_path, 
     assert all(torch.equal(full_w[k], w[k]) for k in full_w)
     assert pd.read_csv(tmp_path / "run" / "metrics.csv")["step"].tolist() == [1, 2, 3, 4, 5]
     assert not list((tmp_path / "run" / "checkpoints").glob(".tmp_*"))
+
+
+def test_the_divergence_guard_also_guards_a_microbatched_run(cfg, tmp_path):
+    from grpo_lab.lm.trainer import TrainingDiverged
+
+    c = cfg.replace(steps=6, out=str(tmp_path / "r"), lr=1e30, mu=2, checkpoint_every=1, lr_warmup=0,
+                    tokens_per_microbatch=1)
+    with pytest.warns(UserWarning, match="lr"), pytest.raises(TrainingDiverged, match=r"diverged at step \d+"):
+        Trainer(c).run()

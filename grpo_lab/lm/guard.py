@@ -41,6 +41,19 @@ def check_finite(step: int, cfg, last_checkpoint, what: str, value) -> None:
         raise TrainingDiverged(step, what, cfg, last_checkpoint)
 
 
+def guarded_step(opt, params, gn, step: int, cfg, last_checkpoint, it: int) -> None:
+    """``opt.step()`` unless the gradient norm ``gn`` is non-finite (the update is skipped, then
+    :class:`TrainingDiverged`); raises too if the step made the weights ``params`` non-finite."""
+    if not torch.isfinite(gn):
+        opt.zero_grad(set_to_none=True)
+        check_finite(step, cfg, last_checkpoint, f"the gradient norm is {float(gn)} "
+                     f"(inner iteration {it + 1}; the update was skipped)", gn)
+    opt.step()
+    if not all_finite(p.detach() for p in params):
+        check_finite(step, cfg, last_checkpoint, "the weights became non-finite in the update "
+                     f"(inner iteration {it + 1})", float("nan"))
+
+
 # field -> (low, high, why): values outside get a warning, not an error (an experiment may want them)
 SANE_RANGES = {
     "lr": (1e-8, 1e-2, "GRPO on language models uses 1e-6 to 1e-3; the presets use 1e-4"),

@@ -26,6 +26,7 @@ import torch
 
 from grpo_lab import _checks
 from grpo_lab.losses import grpo_loss, resolve_mode
+from grpo_lab.lm.guard import guarded_step
 from grpo_lab.lm.rollout import Rollout, token_logp
 
 
@@ -132,7 +133,8 @@ def learn(trainer, batch: Rollout, rewards_t, chunks, timer) -> dict:
                                    amp=trainer.amp, entropy=it == 0)
         with timer("backward"):
             gn = torch.nn.utils.clip_grad_norm_(policy.parameters(), cfg.max_grad_norm)
-            trainer.opt.step()
+            guarded_step(trainer.opt, policy.parameters(), gn, trainer.step_count + 1, cfg,
+                         trainer._last_ckpt_step, it)
         if it == 0:
             first, ent, old_logp = m, e, old
         lows.append(m["clip_frac_low"])

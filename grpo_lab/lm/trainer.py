@@ -51,7 +51,7 @@ from grpo_lab.lm import microbatch, pretrained
 from grpo_lab.lm.chat_tasks import task_for
 from grpo_lab.lm.config import GRPOConfig
 from grpo_lab.lm.evaluation import evaluate
-from grpo_lab.lm.guard import TrainingDiverged, all_finite, check_finite, sanity_warnings
+from grpo_lab.lm.guard import TrainingDiverged, check_finite, guarded_step, sanity_warnings
 from grpo_lab.lm.metrics import (CONDITIONAL_COLUMNS, METRICS, TIMING_COLUMNS, Timer, metric_definitions,
                                  metrics_markdown, sampling_metrics)
 from grpo_lab.lm.model import make_model, save_model
@@ -317,14 +317,7 @@ class Trainer:
                 self.opt.zero_grad(set_to_none=True)
                 out.loss.backward()
                 gn = torch.nn.utils.clip_grad_norm_(self.policy.parameters(), cfg.max_grad_norm)
-                if not torch.isfinite(gn):
-                    self.opt.zero_grad(set_to_none=True)
-                    check_finite(step, cfg, self._last_ckpt_step, f"the gradient norm is {float(gn)} "
-                                 f"(inner iteration {it + 1}; the update was skipped)", gn)
-                self.opt.step()
-            if not all_finite(p.detach() for p in self.policy.parameters()):
-                check_finite(step, cfg, self._last_ckpt_step, "the weights became non-finite in the update "
-                             f"(inner iteration {it + 1})", float("nan"))
+                guarded_step(self.opt, self.policy.parameters(), gn, step, cfg, self._last_ckpt_step, it)
             if first is None:
                 first = out
             lows.append(float(out.clip_frac_low))
