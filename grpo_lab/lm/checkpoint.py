@@ -2,6 +2,8 @@
 
 Layout of ``out/``::
 
+    .grpo_lab_run.json     the marker: written only by grpo_lab, lists every file the run wrote
+                           outside checkpoints/ (grpo_lab.lm.runfolder)
     .lock                  {"pid", "host", "started"} of the process training in it
     config.json            the run's GRPOConfig
     ref/                   the reference model π_ref (saved once, when it is needed)
@@ -29,6 +31,7 @@ from pathlib import Path
 import pandas as pd
 import torch
 
+from grpo_lab.lm import runfolder
 from grpo_lab.lm.guard import all_finite
 from grpo_lab.lm.model import load_model, save_model
 
@@ -161,11 +164,34 @@ def fsync_tree(folder: Path) -> None:
 
 
 def remove_stale_tmp(out: Path) -> None:
-    """Delete ``.tmp_step_*`` folders left by a checkpoint write that was killed."""
+    """Delete ``.tmp_step_*`` / ``.tmp_ref`` folders left by a write that was killed (inside
+    ``checkpoints/``, which only the run writes)."""
     root = out / "checkpoints"
     if root.is_dir():
-        for p in root.glob(".tmp_step_*"):
+        for p in [*root.glob(".tmp_step_*"), *root.glob(".tmp_ref")]:
             shutil.rmtree(p, ignore_errors=True)
+
+
+def save_ref(out: Path, model, tok) -> Path:
+    """Write the reference model to ``out/ref``: saved under ``checkpoints/.tmp_ref``, every file
+    recorded in the run-folder marker, then renamed into place."""
+    root = out / "checkpoints"
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = root / ".tmp_ref"
+    shutil.rmtree(tmp, ignore_errors=True)
+    save_model(model, tok, tmp)
+    runfolder.record(out, *(f"ref/{p.name}" for p in sorted(tmp.iterdir())))
+    fsync_tree(tmp)
+    dest = out / "ref"
+    try:
+        os.replace(tmp, dest)
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise ValueError(f"cannot write the reference model to {str(dest)!r}: the folder holds files this run "
+                         f"did not write ({', '.join(sorted(p.name for p in dest.iterdir()))}); move them away "
+                         f"and run again") from None
+    _fsync(out)
+    return dest
 
 
 def write_checkpoint(out: Path, step: int, policy, tok, opt, state: dict, keep: int = 2) -> Path:
@@ -283,10 +309,12 @@ def config_differences(saved, cfg) -> list[str]:
 
 
 def clear_run(out: Path) -> None:
-    """Remove what a run wrote before its first checkpoint, so it can start again at step 0."""
-    for name in ("metrics.csv", "metrics.jsonl", "eval_before.json", "eval_after.json"):
-        (out / name).unlink(missing_ok=True)
-    shutil.rmtree(out / "ref", ignore_errors=True)
+    """Remove what a run wrote before its first checkpoint, so it can start again at step 0.
+
+    Only the files the run-folder marker lists are deleted (:func:`runfolder.remove_written`);
+    a file of someone else's in ``ref/`` stays, and the restart then says so.
+    """
+    runfolder.remove_written(out)
     remove_stale_tmp(out)
 
 
@@ -295,6 +323,8 @@ def append_metrics(out: Path, row: dict) -> None:
     """Append one step's row to ``metrics.csv`` and ``metrics.jsonl`` (NaN → null in JSON)."""
     csv = out / "metrics.csv"
     header = not csv.exists()
+    if header:
+        runfolder.record(out, "metrics.csv", "metrics.jsonl")
     pd.DataFrame([row]).to_csv(csv, mode="a", header=header, index=False)
     with open(out / "metrics.jsonl", "a") as f:
         f.write(json.dumps({k: (None if isinstance(v, float) and math.isnan(v) else v)

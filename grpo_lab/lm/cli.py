@@ -12,7 +12,9 @@ DESCRIPTION = """\
 Train a small causal LM with GRPO on verifiable addition problems (seed 000 §5).
 Writes OUT/metrics.csv and OUT/metrics.jsonl (one row per step), OUT/config.json,
 OUT/eval_before.json / eval_after.json (held-out accuracy) and checkpoints under
-OUT/checkpoints/. Runs offline on a CPU in minutes; uses CUDA when available.
+OUT/checkpoints/. OUT must be new, empty or a run folder grpo_lab made (it carries
+OUT/.grpo_lab_run.json): a folder of other files is refused, never overwritten. Runs offline on
+a CPU in minutes; uses CUDA when available.
 """
 
 EPILOG = """\

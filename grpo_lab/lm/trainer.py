@@ -47,14 +47,14 @@ import torch
 from grpo_lab.advantages import advantages_from_flat
 from grpo_lab.losses import grpo_loss, kl_shaped_rewards
 from grpo_lab.lm import checkpoint as ckpt
-from grpo_lab.lm import microbatch, pretrained
+from grpo_lab.lm import microbatch, pretrained, runfolder
 from grpo_lab.lm.chat_tasks import task_for
 from grpo_lab.lm.config import GRPOConfig
 from grpo_lab.lm.evaluation import evaluate
 from grpo_lab.lm.guard import TrainingDiverged, check_finite, guarded_step, sanity_warnings
 from grpo_lab.lm.metrics import (CONDITIONAL_COLUMNS, METRICS, TIMING_COLUMNS, Timer, metric_definitions,
                                  metrics_markdown, sampling_metrics)
-from grpo_lab.lm.model import make_model, save_model
+from grpo_lab.lm.model import make_model
 from grpo_lab.lm.rollout import Bf16Sampler, Rollout, amp_mode, enable_checkpointing, token_logp
 from grpo_lab.lm.sampling import sample_step
 from grpo_lab.lm.tasks import AdditionTask
@@ -113,6 +113,7 @@ class Trainer:
         self._lock = None
         if self.out is not None:
             ckpt.make_folder(self.out, "out (the run folder)")
+            runfolder.claim(self.out, resume=cfg.resume)    # a folder grpo_lab did not make is refused
             self._lock = ckpt.RunLock(self.out)
             self._lock.acquire()
             weakref.finalize(self, self._lock.release)
@@ -143,9 +144,9 @@ class Trainer:
         if resumed:
             self._load_checkpoint()
         elif out is not None:
-            (out / "config.json").write_text(self.cfg.to_json())
+            runfolder.write_text(out, "config.json", self.cfg.to_json())
             if self.ref is not None:
-                save_model(self.ref, self.tok, out / "ref")
+                ckpt.save_ref(out, self.ref, self.tok)
 
     def close(self):
         """Release the run folder's lock (done at the end of :meth:`run`; a killed process leaves a stale one)."""
@@ -393,7 +394,7 @@ class Trainer:
     # -- files ----------------------------------------------------------------------------
     def _write_json(self, name, obj):
         if self.out is not None:
-            (self.out / name).write_text(json.dumps(obj, indent=1))
+            runfolder.write_text(self.out, name, json.dumps(obj, indent=1))
 
     def _append_metrics(self, row: dict):
         if self.out is not None:
