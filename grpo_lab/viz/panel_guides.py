@@ -83,8 +83,8 @@ PANEL_GUIDES = {
         "往提示历史里加一条，例如 '8 higher, 12 lower, 10 higher'，再把策略切到 bisection。",
         'Only guesses that are still consistent get bars; V (black line) is the π-weighted mean of the Q bars; A = Q − V below.',
         '只有仍然相容的猜测才有柱；V（黑线）是 Q 柱按 π 加权的均值；下方是 A = Q − V。',
-        "In the seed's state guess 10 and guess 11 both pay 0 when wrong, yet A(10) > 0 > A(11). Under bisection every non-middle guess has A < 0.",
-        '在种子文档的状态下，猜 10 和猜 11 猜错时奖励都是 0，但 A(10) > 0 > A(11)。在 bisection 策略下，除中间外的每个猜测都有 A < 0。',
+        "In the lecture notes' state guess 10 and guess 11 both pay 0 when wrong, yet A(10) > 0 > A(11). Under bisection every non-middle guess has A ≤ 0 (A = 0 where it does as well as the middle, e.g. '8 higher, 11 lower').",
+        '在讲义的状态下，猜 10 和猜 11 猜错时奖励都是 0，但 A(10) > 0 > A(11)。在 bisection 策略下，除中间外的每个猜测都有 A ≤ 0（与中间猜测一样好时 A = 0，例如 \'8 higher, 11 lower\'）。',
     ),
     "guess.tree": see(  # TreePanel
         "Move 'tries in all' from 4 to 5 (one more try left).",
