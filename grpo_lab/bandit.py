@@ -1,4 +1,4 @@
-"""The two-armed bandit of seed 004 §二 (L9 p.30-33): REINFORCE and a ladder of baselines.
+"""The two-armed bandit of lecture notes 004 §二 (L9 p.30-33): REINFORCE and a ladder of baselines.
 
 One parameter θ; the policy picks arm A with probability p = σ(θ) and arm B otherwise.
 Arm A pays R = 1, arm B pays R = 0. The score function is
@@ -7,14 +7,17 @@ Arm A pays R = 1, arm B pays R = 0. The score function is
 
 so the one-sample REINFORCE estimate with baseline b is ĝ = (R − b)·∂/∂θ log π(a).
 Its expectation is p(1 − p) for *every* b (seed 004, L9 p.29: E[b ∇log π] = 0); its
-variance is p(1 − p)(1 − p − b)², zero at the optimal constant b* = 1 − p.
+variance is p(1 − p)(1 − p − b)², zero at the optimal constant b* = 1 − p. Exactly zero needs
+one parameter, deterministic rewards *and two arms*: :func:`softmax_bandit_stats` has K arms
+(π(a) ∝ exp(θ·φ_a)), where with three distinct arms no constant b reaches zero variance.
 
 Seed numbers at θ₀ = −1.1 (p ≈ 0.25): no baseline gives +0.75 for A and 0 for B;
 b = 0.5 gives +0.375 for A and +0.125 for B; running means converge to p(1 − p) ≈ 0.188.
 (The seed rounds p to 0.25: exactly, σ(−1.1) = 0.2497 and p(1 − p) = 0.1874; at p = 0.25
 it is 0.1875.)
 
-The baseline ladder (seed 004 L9 p.28, extended as GRPO does):
+The baseline ladder (lecture notes 004 name "L9 p.28's four rungs" but list none; this is the
+course's reconstruction, extended as GRPO does):
 
 =============  ===============================================================
 ``none``       b = 0 (plain REINFORCE)
@@ -96,6 +99,39 @@ def optimal_baseline(theta) -> float:
     w = np.array([p, 1.0 - p])
     r = np.array([1.0, 0.0])
     return float((w * g**2 * r).sum() / (w * g**2).sum())
+
+
+def _softmax_arms(theta, features, rewards):
+    """π (K,), the score ∂/∂θ log π(a) = φ_a − E_π[φ] (K,) and the rewards (K,) of a softmax bandit."""
+    th = _checks.finite_float("theta", theta)
+    phi = _checks.finite_array("features", features, ndim=1, min_size=2)
+    r = _checks.finite_array("rewards", rewards, ndim=1, min_size=2)
+    if r.shape != phi.shape:
+        raise ValueError(f"rewards: expected one reward per arm ({phi.size}), got {r.size}")
+    z = th * phi
+    pi = np.exp(z - z.max())
+    pi /= pi.sum()
+    return pi, phi - pi @ phi, r
+
+
+def softmax_bandit_stats(theta, features, rewards, baseline=0.0) -> tuple[float, float]:
+    """Exact (mean, variance) of ĝ = (R − b)·∂/∂θ log π(a) on a one-parameter K-armed softmax bandit.
+
+    π(a) ∝ exp(θ·φ_a), deterministic reward R_a per arm; the score is φ_a − Σ_a' π(a')φ_a'.
+    With φ = (1, 0) and R = (1, 0) this is the two-armed bandit of :func:`estimator_stats`.
+    """
+    pi, score, r = _softmax_arms(theta, features, rewards)
+    b = _checks.finite_float("baseline", baseline)
+    g = (r - b) * score                               # (K,) the estimate for each arm
+    mean = float(pi @ g)
+    return mean, float(pi @ (g - mean) ** 2)
+
+
+def softmax_optimal_baseline(theta, features, rewards) -> float:
+    """The variance-minimising constant b* = E[s²R]/E[s²] of :func:`softmax_bandit_stats` (s the score)."""
+    pi, score, r = _softmax_arms(theta, features, rewards)
+    s2 = score**2
+    return float((pi * s2 * r).sum() / (pi * s2).sum())
 
 
 def group_baseline_stats(theta, G: int, *, leave_one_out: bool = False) -> tuple[float, float]:

@@ -1,7 +1,9 @@
 """The course map: the family tree, the glossary and the symbol table (notebook 00).
 
-Sources: seed 004 (the family tree, L9 p.26-42 and its 2025 branches) and seed 000 §0.1
-(the symbol table with each symbol's granularity) and §0.2 (GRPO vs PPO).
+Sources: lecture notes 004 (the family tree, L9 p.26-42 and its 2025 branches) and lecture
+notes 000 §0.1 (the symbol table with each symbol's granularity) and §0.2 (GRPO vs PPO).
+The rows o_{i,t}, π_θ, π_θold and π_ref of :data:`SYMBOLS` and the framework entries of
+:data:`GLOSSARY` are the course's additions, not the lecture notes'.
 """
 from __future__ import annotations
 
@@ -26,10 +28,11 @@ FAMILY = (
            "all-success groups push every action up, bad habits included (L9 p.26)", None,
            short="Â = R: failures teach nothing"),
     Method("ReST", "2023", "Gulcehre et al.", "sample, filter by reward, fine-tune on what passed: the reward is "
-           "still the only signal, so it shares REINFORCE's two dead zones (seed 004 §一)", "REINFORCE",
+           "still the only signal (no baseline), so it shares REINFORCE's two dead zones (lecture notes 004 §一)", "REINFORCE",
            short="sample → filter → fine-tune"),
-    Method("baseline", "—", "L9 p.27-29", "Â = R − b(h): same expected gradient, lower variance; "
-           "the ladder none → constant → running mean → value model (L9 p.28)", "REINFORCE", short="Â = R − b(h): same mean, lower variance"),
+    Method("baseline", "—", "L9 p.27-29", "Â = R − b(h): same expected gradient; "
+           "a good baseline lowers the variance, a bad one raises it; the course's ladder none → constant → running mean → value model "
+           "(L9 p.28's list is empty in the notes; reconstructed)", "REINFORCE", short="Â = R − b(h): same mean;\na good b lowers the variance"),
     Method("PPO", "2017", "Schulman et al.", "clipped importance ratio; a learned value model gives "
            "per-token advantages by GAE", "baseline", short="clipped ratio + value model (GAE)"),
     Method("RLOO", "2019/2024", "Kool et al.; Ahmadian et al.", "baseline = mean reward of the other G − 1 "
@@ -51,8 +54,10 @@ FAMILY = (
 # (term, Chinese, meaning, where in the course)
 GLOSSARY = (
     ("advantage", "优势", "how much better an action was than expected, A = Q − V; estimated by Â = R − b", "01, 02"),
-    ("baseline", "基线", "the expected return subtracted from R; must not depend on the action", "01"),
-    ("reward-to-go", "后续回报", "sum of rewards from step t on; earlier rewards only add noise", "02"),
+    ("baseline", "基线", "a number b(h) subtracted from R that must not depend on the action: the expected gradient is "
+     "unchanged; a good baseline (near the expected return) lowers the variance, a bad one raises it (01: b = 2)", "01"),
+    ("reward-to-go", "后续回报", "sum of rewards from step t on; dropping earlier rewards never changes the expected "
+     "gradient and usually lowers the variance, but not always (02 §5: without a baseline it raised it)", "02"),
     ("group normalization", "组内标准化", "Â_i = (r_i − mean)/std over the G answers to one prompt (eq. 1)", "03"),
     ("degenerate group", "退化组", "a group whose rewards are all equal: Â = 0, no gradient", "03, 06"),
     ("difficulty bias", "难度偏差", "÷std inflates the updates of nearly-all-right/all-wrong prompts", "03"),
@@ -65,9 +70,18 @@ GLOSSARY = (
     ("length bias", "长度偏差", "under eq. 6 a long wrong answer is penalised less per token, so wrong answers grow", "05"),
     ("credit assignment", "信用分配", "which token made the answer good; GRPO leaves it to statistics across samples", "04, 07"),
     ("dynamic sampling", "动态采样", "DAPO: resample until every group in the batch is informative", "03, 07"),
+    # the frameworks students meet after this course (introduced once here; 04-09 use the names)
+    ("TRL", "—", "Hugging Face's RL library; its GRPOTrainer implements GRPO and the 2025 variants as options", "04, 07–09"),
+    ("verl", "—", "ByteDance/Volcano Engine's RL framework for large runs (DAPO was released on it); "
+     "configured by YAML keys such as actor.ppo_mini_batch_size", "04, 07–09"),
+    ("vLLM", "—", "a fast inference engine; TRL and verl use it to generate the rollouts (the sampling step)", "07–09"),
+    ("steps_per_generation", "—", "TRL: how many optimizer steps share one batch of generated answers; from the "
+     "second on, the policy has moved, so π_θ ≠ π_θold and the ratio ρ is no longer 1", "04, 06"),
+    ("ppo_mini_batch_size", "—", "verl: the batch of prompts is split into mini-batches of this size, one optimizer "
+     "step each; later mini-batches are sampled by an older policy (ρ ≠ 1)", "04, 06"),
 )
 
-# seed 000 §0.1: symbol, meaning, granularity
+# lecture notes 000 §0.1: symbol, meaning, granularity (o_{i,t} is from eq. (4); the policies are the course's rows)
 SYMBOLS = (
     ("x", "prompt", "—"),
     ("G", "group size: answers sampled per prompt", "—"),
@@ -76,7 +90,11 @@ SYMBOLS = (
     ("Â_i", "group-relative advantage, one scalar shared by the whole answer", "sequence"),
     ("ρ_{i,t}", "importance ratio at token t of answer i", "token"),
     ("ℓ_{i,t}", "value of the clipped term at token t of answer i", "token"),
+    ("o_{i,t}", "the t-th token of answer i (o_{i,<t}: the tokens before it), eq. (4)", "token"),
     ("ε, β", "clip range; KL coefficient", "—"),
+    ("π_θ", "the policy being trained (the language model with parameters θ)", "—"),
+    ("π_θold", "the policy that sampled the group; fixed while the same samples are reused (ρ's denominator)", "—"),
+    ("π_ref", "the reference policy of the KL penalty, usually the model before RL (eq. (2), (5))", "—"),
 )
 
 NOTEBOOKS = (
@@ -84,14 +102,23 @@ NOTEBOOKS = (
     ("01_bandit_baselines", "Baselines on the two-armed bandit", "Why subtract an expected reward? Why is it free?"),
     ("02_advantage_guess_number", "The advantage function", "How can a failed guess be a good action?"),
     ("03_group_advantage", "Group advantages", "What does GRPO's group baseline give each answer, and when does it give nothing?"),
-    ("04_grpo_loss", "Anatomy of the GRPO loss", "Ratio × advantage, clipping and KL estimators, token by token."),
+    ("04_grpo_loss", "Anatomy of the GRPO loss", "Why a ratio and a clip, and what ratio × advantage does token by token."),
+    ("04b_kl_penalty", "The KL penalty: k1, k2, k3 and where to put it",
+     "Which KL estimator, and in the loss or in the reward?"),
     ("05_length_bias", "Sequence-mean vs token-mean", "Why do wrong answers grow longer under GRPO's 1/|y_i|?"),
     ("06_grpo_llm", "A full GRPO loop on a tiny LM", "Does it work end to end, and what do the metrics look like?"),
     ("07_family", "The 2025 branches side by side", "Dr. GRPO, DAPO, GSPO and RLOO on one frozen batch, and the hand-off to TRL/verl."),
+    ("08_grpo_real_lm", "GRPO on a real pretrained model", "What changes when the model is a real pretrained LM?"),
+    ("09_after_the_lecture", "Beyond the lecture notes: the 2025–26 GRPO family in TRL/verl, and the train/rollout mismatch",
+     "What came after the lecture notes, and why do training and rollout disagree?"),
 )
 
+# notebooks whose code uses PyTorch (the earlier ones need only NumPy)
+TORCH_FROM = "04"
 
-# The headline results as seed 004 quotes them (method, model, benchmark, result).
+
+# The headline results as lecture notes 004 quote them (method, model, benchmark, result). Nothing else here:
+# claims from the papers themselves go in PAPER_CLAIMS with their source.
 HEADLINES = (
     ("GRPO", "DeepSeekMath 7B", "MATH", "51.7 %"),
     ("Dr. GRPO", "7B", "AIME 2024", "43.3 %"),
@@ -100,7 +127,12 @@ HEADLINES = (
     ("LongCat (DORA)", "—", "—", "asynchronous rollout/training: 3× faster"),
 )
 
-# The papers behind the tree (seed 000's references plus the methods seed 004 names).
+# What a paper says about itself that the lecture notes do not: (method, claim, source). Not reproduced here.
+PAPER_CLAIMS = (
+    ("GSPO", "stabilises RL training, notably of mixture-of-experts models", "Zheng et al. 2025, abstract"),
+)
+
+# The papers behind the tree (lecture notes 000's references plus the methods lecture notes 004 name).
 REFERENCES = (
     ("Williams 1992", "Simple statistical gradient-following algorithms for connectionist reinforcement learning. Machine Learning 8."),
     ("Schulman et al. 2017", "Proximal Policy Optimization Algorithms. arXiv:1707.06347."),
@@ -116,8 +148,15 @@ REFERENCES = (
 )
 
 
+HEADLINE_COLUMN = "result (as lecture notes 004 quote it)"
+
+
 def headline_table() -> pd.DataFrame:
-    return pd.DataFrame(HEADLINES, columns=["method", "model", "benchmark", "result (as seed 004 quotes it)"]).set_index("method")
+    return pd.DataFrame(HEADLINES, columns=["method", "model", "benchmark", HEADLINE_COLUMN]).set_index("method")
+
+
+def paper_claims_table() -> pd.DataFrame:
+    return pd.DataFrame(PAPER_CLAIMS, columns=["method", "the paper's own claim", "source"]).set_index("method")
 
 
 def reference_table() -> pd.DataFrame:

@@ -153,3 +153,35 @@ def test_train_config_fields_are_checked(kw, name):
 def test_baseline_string_refused():
     with pytest.raises(TypeError, match="baseline"):
         bandit.grad_estimate(0.0, "A", 1.0, baseline="0.5")
+
+
+@given(st.floats(-4, 4), st.floats(-3, 3))
+def test_softmax_bandit_with_two_arms_is_the_bandit(theta, b):
+    m, v = bandit.softmax_bandit_stats(theta, (1, 0), (1, 0), b)
+    m2, v2 = bandit.estimator_stats(theta, b)
+    assert m == pytest.approx(m2, abs=1e-12) and v == pytest.approx(v2, abs=1e-12)
+    assert bandit.softmax_optimal_baseline(theta, (1, 0), (1, 0)) == pytest.approx(bandit.optimal_baseline(theta))
+
+
+@given(st.floats(-3, 3), st.floats(-3, 3))
+def test_softmax_bandit_mean_ignores_b_and_b_star_minimises(theta, b):
+    phi, r = (1.0, 0.0, -1.0), (1.0, 0.0, 0.0)
+    m0, _ = bandit.softmax_bandit_stats(theta, phi, r, 0.0)
+    m, v = bandit.softmax_bandit_stats(theta, phi, r, b)
+    assert m == pytest.approx(m0, abs=1e-12)                                  # E[b ∇log π] = 0
+    b_star = bandit.softmax_optimal_baseline(theta, phi, r)
+    assert bandit.softmax_bandit_stats(theta, phi, r, b_star)[1] <= v + 1e-12
+
+
+def test_three_arms_no_constant_baseline_reaches_zero_variance():
+    """Issue 24 item 6: zero variance at b* needs one parameter, deterministic rewards and two arms."""
+    phi, r = (1, 0, -1), (1, 0, 0)
+    b_star = bandit.softmax_optimal_baseline(bandit.THETA0, phi, r)
+    assert bandit.softmax_bandit_stats(bandit.THETA0, phi, r, b_star)[1] > 0.08
+    assert bandit.estimator_stats(bandit.THETA0, bandit.optimal_baseline(bandit.THETA0))[1] < 1e-20   # two arms: zero
+    with pytest.raises(ValueError, match="rewards"):
+        bandit.softmax_bandit_stats(0.0, (1, 0, -1), (1, 0), 0.0)
+
+
+def test_a_bad_constant_baseline_raises_the_variance():
+    assert bandit.estimator_stats(bandit.THETA0, 2.0)[1] > 2 * bandit.estimator_stats(bandit.THETA0, 0.0)[1]

@@ -3,11 +3,12 @@ from pathlib import Path
 
 import pytest
 
-from grpo_lab.notebook_tools import dirty_cells
+from grpo_lab.notebook_tools import complete_metadata, dirty_cells, missing_metadata
 from grpo_lab.viz import all_panels
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+ALL_NOTEBOOKS = NOTEBOOKS + sorted((ROOT / "notebooks" / "zh").glob("*.ipynb"))
 
 
 def test_there_are_notebooks():
@@ -17,6 +18,25 @@ def test_there_are_notebooks():
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_notebook_committed_without_outputs(path):
     assert dirty_cells(path) == [], f"{path.name}: clear outputs with `make clean-notebooks`"
+
+
+@pytest.mark.parametrize("path", ALL_NOTEBOOKS, ids=lambda p: str(p.relative_to(ROOT / "notebooks")))
+def test_notebook_metadata_is_what_a_kernel_writes(path):
+    """Otherwise JupyterLab rewrites it on open and the notebook shows unsaved changes at once (issue 24)."""
+    assert missing_metadata(path) == [], f"{path.name}: run `make clean-notebooks` (it completes the metadata)"
+
+
+def test_metadata_check_can_fail_and_the_fix_fixes_it(tmp_path):
+    import nbformat
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1 + 1")])
+    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    path = tmp_path / "minimal.ipynb"
+    nbformat.write(nb, path)
+    assert "kernelspec.display_name" in missing_metadata(path) and "language_info.version" in missing_metadata(path)
+    assert complete_metadata(path) is True and missing_metadata(path) == []
+    assert complete_metadata(path) is False                          # idempotent
+    assert dirty_cells(path) == []                                   # outputs stay cleared
 
 
 @pytest.mark.parametrize("name", sorted(all_panels()))

@@ -173,3 +173,66 @@ def test_figures_registry_and_one_render(tmp_path):
 
     paths = render(tmp_path, only="03_group_1000")
     assert paths[0].stat().st_size > 10_000
+
+
+# --------------------------------------------------------------------------- issue 24: what the student sees
+def test_editor_driven_from_code_matches_the_clicks():
+    """What notebook 03's old verification cell checked, moved here: the banner and the numbers."""
+    probe = GroupEditorPanel()
+    probe.set_rewards([1, 1, 1, 1])
+    assert probe.result.degenerate and probe.banner.get_visible() and probe.result.sum_abs == 0.0
+    probe.set_rewards([1, 1, 1, 0])
+    assert round(probe.result.adv[3], 2) == -1.73 and not probe.banner.get_visible()
+
+
+def test_editor_eps_step_shows_in_the_figure_or_is_disabled():
+    panel = GroupEditorPanel()                                   # binary 1,0,0,0: ε moves Â by < 1e-3
+    before = panel.denom_text.get_text()
+    panel.set(eps=10 ** -3.75)                                   # one slider step
+    assert panel.denom_text.get_text() != before                 # the figure shows the new denominator
+    panel.set(scale="none")
+    assert panel.controls["eps"].disabled                        # no ÷std: ε cannot matter
+    a = panel.result.adv.copy()
+    panel.set(eps=0.5)
+    assert np.array_equal(a, panel.result.adv)                   # ... and really changes nothing
+
+
+def test_readouts_print_no_negative_zero():
+    panel = GroupEditorPanel().set_rewards([0.3, 0.3, 0.3, 0.31])
+    assert "-0.000" not in panel.readout.value
+
+
+def test_remedies_panel_matches_the_notebook_printout_and_has_no_dead_slider():
+    panel = RemediesPanel()
+    assert panel.controls["K"].value == 128 and "partial" not in panel.controls      # notebook 03 prints K = 128
+    out = B.simulate_remedies(K=128, G=8, seed=0)
+    assert panel.f_bars["informative"][0].get_width() == pytest.approx(out["none"].informative)
+    assert panel.w_text[1].get_text() == f"×{out['dynamic'].cost:.2f} cost"
+    # why there is no partial-credit slider: its amount moves every bar by < 0.01
+    for p in (0.1, 0.9):
+        o = B.simulate_remedies(K=128, G=8, config=B.RemedyConfig(partial=p), seed=0)["partial"]
+        assert abs(o.weight_per_response - out["partial"].weight_per_response) < 0.01
+        assert o.informative == out["partial"].informative
+
+
+@pytest.mark.parametrize("name", ["advantages.group", "advantages.difficulty", "advantages.noise", "advantages.remedies"])
+def test_no_legend_over_data_and_no_label_outside(name):
+    from layout_checks import labels_outside, legends_over_data
+
+    panel = all_panels()[name]()
+    for move in [{}] + panel.bench_moves:
+        panel.set(**move)
+        assert legends_over_data(panel.fig) == [], (name, move)
+        assert labels_outside(panel.fig) == [], (name, move)
+
+
+def test_the_layout_check_can_fail():
+    import matplotlib.pyplot as plt
+    from layout_checks import legends_over_data
+
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [1, 1], label="a line through the legend")
+    ax.set_ylim(0, 1.04)                                         # the line runs along the top, under the legend
+    ax.legend(loc="upper center")
+    assert legends_over_data(fig)
+    plt.close(fig)

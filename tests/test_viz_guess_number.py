@@ -168,3 +168,23 @@ def test_train_panel_curves_and_map():
 def test_figures_registry():
     assert set(FIGURES) | set(TRAINING_FIGURES) == {"02_guess_values", "02_guess_tree", "02_guess_mc", "02_guess_rtg",
                                                     "02_guess_train"}
+
+
+def test_every_hint_editor_control_changes_the_state_at_once():
+    """Issue 24: the higher/lower choice used to be a toggle that changed nothing until 'add' was pressed."""
+    import ipywidgets as widgets
+
+    from grpo_lab.viz.guess_number import ValuesPanel
+
+    panel = ValuesPanel(N=20, tries=4, hints="8 higher", policy="uniform")
+    row = panel.hint_editor()
+    assert not any(isinstance(w, (widgets.ToggleButtons, widgets.ToggleButton)) for w in row.children)
+    guess, higher, lower = row.children[:3]
+    guess.value = 12
+    n = panel.n_updates
+    lower.click()
+    assert panel.controls["hints"].value == "8 higher, 12 lower" and panel.n_updates == n + 1
+    assert panel.result.state.candidates == (9, 10, 11)
+    guess.value = 9
+    higher.click()
+    assert panel.result.state.candidates == (10, 11)

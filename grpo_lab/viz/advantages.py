@@ -50,8 +50,10 @@ class GroupView:
 class GroupEditorPanel(ReadoutPanel):
     """G rewards (0/1 toggles or continuous sliders) -> Â_i bars, eq. (1); a banner for degenerate groups."""
 
-    title = "Group advantage Â_i = (r_i − mean) / (std + ε)   (seed 000 eq. (1))"
+    title = "Group advantage Â_i = (r_i − mean) / (std + ε)   (lecture notes 000 eq. (1))"
     figsize = (9.5, 3.6)
+    # ε enters only through the ÷(std + ε); without the std (Dr. GRPO) it cannot change anything
+    relevance = {"eps": lambda v: v["scale"] == "group"}
     bench_moves = [{"r1": True}, {"r1": False}, {"G": 6}, {"r0": False}, {"std": "sample"},
                    {"scale": "none"}, {"r0": True, "G": 4, "std": "population", "scale": "group"},
                    {"mode": "continuous"}, {"c2": 0.61}, {"eps": 1e-2}, {"mode": "binary", "eps": 1e-4}]
@@ -105,9 +107,12 @@ class GroupEditorPanel(ReadoutPanel):
         self.mean_line = self.dynamic(ax.plot([], [], color="k", lw=2, label="group mean (baseline)")[0])
         self.std_band = self.dynamic(ax.axhspan(0, 0, color="tab:purple", alpha=0.15, label="mean ± std"))
         ax.set_xlim(-0.5, G_MAX - 0.5)
-        ax.set_ylim(-0.05, 1.25)
+        ax.set_ylim(-0.05, 1.5)
         ax.set_xticks([])
         ax.set_ylabel("reward r_i")
+        # the denominator, to enough digits that every step of the ε slider shows (issue 24)
+        self.denom_text = self.dynamic(ax.text(0.02, 0.97, "", transform=ax.transAxes, va="top", fontsize=8,
+                                               family="monospace"))
         ax.set_title("rewards of one group", fontsize=10)
         ax.legend(loc="upper right", fontsize=7)
         ax = self.ax_a
@@ -164,10 +169,15 @@ class GroupEditorPanel(ReadoutPanel):
                     label.set_x(x[i])
                     label.set_text(f"{name}{i + 1}")
         self.banner.set_visible(res.degenerate)
+        eps = self.controls["eps"].value
+        self.denom_text.set_text(f"÷ (std + ε) = {res.std:.4f} + {eps:.1e}\n          = {res.denom:.6g}"
+                                 if self.controls["scale"].value == "group" else "no ÷ std (Dr. GRPO): ε unused")
         rs = ", ".join(f"{v:g}" for v in res.rewards)
-        As = ", ".join(f"{a:+.3f}" for a in res.adv)
+        As = ", ".join(f"{round(a, 3) + 0.0:+.3f}" for a in res.adv)       # + 0.0: no "-0.000"
+        total = res.adv.sum()
         banner = ("<b style='color:darkred'>degenerate group: all rewards equal, Â = 0 exactly, no gradient</b>"
-                  if res.degenerate else f"Σ|Â| = {res.sum_abs:.3f} (update weight), ΣÂ = {res.adv.sum():+.1e}")
+                  if res.degenerate else f"Σ|Â| = {res.sum_abs:.3f} (update weight), ΣÂ = "
+                  + ("0 (to rounding)" if abs(total) < 1e-9 else f"{total:+.3g}"))
         self.readout.value = (f"<tt>r = [{rs}] &nbsp; mean = {res.mean:.3f} &nbsp; std ({self.controls['std'].value}) = "
                               f"{res.std:.4f} &nbsp; denominator = {res.denom:.4g}<br>Â = [{As}]</tt><br>{banner}")
         self._sync_controls(res.G)
@@ -210,7 +220,7 @@ class DifficultyPanel(ReadoutPanel):
     """Expected update weight per group vs pass rate p, with std (GRPO) and without (Dr. GRPO)."""
 
     title = "Difficulty bias: which pass rates get the update?"
-    figsize = (9.6, 3.8)
+    figsize = (9.6, 4.6)
     bench_moves = [{"p": p, "G": G} for p, G in [(0.25, 4), (0.1, 4), (0.05, 8), (0.5, 8), (0.9, 16), (0.3, 2)]]
 
     MC_GROUPS = 2000
@@ -244,8 +254,10 @@ class DifficultyPanel(ReadoutPanel):
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1.08)
         ax.set_xlabel("pass rate p of the prompt")
-        ax.set_ylabel("E Σ|Â_i| / G  (update weight per response)")
-        ax.legend(loc="upper left", fontsize=7)
+        ax.set_ylabel("E Σ|Â_i| / G")
+        ax.set_title("update weight per response", fontsize=10)
+        # legends sit above the axes: inside, the curves run through them at some p (issue 24)
+        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.1), ncol=2, fontsize=7, frameon=False)
         ax = self.ax_a
         self.s_std = self.dynamic(ax.plot([], [], color=STD_COLOR, lw=2, label="correct, GRPO")[0])
         self.s_none = self.dynamic(ax.plot([], [], color=NONE_COLOR, lw=2, label="correct, Dr. GRPO")[0])
@@ -259,7 +271,9 @@ class DifficultyPanel(ReadoutPanel):
         ax.set_ylim(-4.2, 4.2)
         ax.set_xlabel("pass rate p of the prompt")
         ax.set_ylabel("E[Â | group informative]")
-        ax.legend(loc="upper right", fontsize=7, ncol=2)
+        ax.set_title("Â of a correct / a wrong response", fontsize=10)
+        self.lone.set_label("lone success √(G − 1)")
+        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.1), ncol=2, fontsize=7, frameon=False)
 
     def draw(self, r: DifficultyView):
         c, G = r.curves, r.curves.G
@@ -291,10 +305,10 @@ class DifficultyPanel(ReadoutPanel):
 # ---------------------------------------------------------------------------------
 @register("advantages.noise")
 class NoisePanel(ReadoutPanel):
-    """RMS advantage of a group whose rewards differ only by noise σ, vs σ, for the chosen ε."""
+    """RMS advantage of a group whose rewards differ only by noise of size η, vs η, for the chosen ε."""
 
-    title = "ε prevents 0/0, not noise amplification (seed 000 §1.3)"
-    figsize = (7.5, 3.6)
+    title = "ε prevents 0/0, not noise amplification (lecture notes 000 §1.3)"
+    figsize = (9.0, 3.6)
     bench_moves = [{"eps": e, "G": G} for e, G in [(1e-4, 8), (1e-6, 8), (1e-2, 4), (1e-3, 16), (1e-8, 2)]]
     SIGMA = np.logspace(-9, 0, 37)
 
@@ -315,13 +329,13 @@ class NoisePanel(ReadoutPanel):
         ax.set_xlim(self.SIGMA[0], self.SIGMA[-1])
         ax.set_ylim(1e-9, 5)
         self.l_std = self.dynamic(ax.plot([], [], color=STD_COLOR, lw=2, label="GRPO: (r − mean)/(std + ε)")[0])
-        self.l_approx = self.dynamic(ax.plot([], [], color=STD_COLOR, lw=1, ls=":", label="E[std] / (E[std] + ε)")[0])
+        self.l_approx = self.dynamic(ax.plot([], [], color=STD_COLOR, lw=1, ls=":", label="E[σ_R] / (E[σ_R] + ε)")[0])
         self.l_none = self.dynamic(ax.plot([], [], color=NONE_COLOR, lw=2, label="Dr. GRPO: r − mean")[0])
         self.signal = self.dynamic(ax.axhline(1, color=STD_COLOR, ls="--", lw=1, label="a real 1-of-G group (GRPO)"))
-        self.cross = self.dynamic(ax.axvline(1e-4, color="k", lw=0.8, alpha=0.6, label="σ where E std = ε"))
-        ax.set_xlabel("reward noise σ (all responses equally good)")
+        self.cross = self.dynamic(ax.axvline(1e-4, color="k", lw=0.8, alpha=0.6, label="η where E σ_R = ε"))
+        ax.set_xlabel("reward noise η (all responses equally good)")
         ax.set_ylabel("RMS advantage in the group")
-        ax.legend(loc="lower right", fontsize=7)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=7, frameon=False)
 
     def draw(self, r):
         g, n = r["grpo"], r["none"]
@@ -331,9 +345,9 @@ class NoisePanel(ReadoutPanel):
         self.signal.set_ydata([g.signal_rms, g.signal_rms])
         self.cross.set_xdata([g.crossover, g.crossover])
         i = int(np.searchsorted(g.sigma, 100 * g.crossover))
-        at = f"at σ = {g.sigma[i]:.0e}: GRPO RMS Â = {g.rms_adv[i]:.2f}, Dr. GRPO {n.rms_adv[i]:.1e}" if i < g.sigma.size else ""
-        self.readout.value = (f"<tt>ε = {self.controls['eps'].value:.0e}: the typical group std reaches ε at "
-                              f"σ ≈ {g.crossover:.1e}; {at}</tt>")
+        at = f"at η = {g.sigma[i]:.0e}: GRPO RMS Â = {g.rms_adv[i]:.2f}, Dr. GRPO {n.rms_adv[i]:.1e}" if i < g.sigma.size else ""
+        self.readout.value = (f"<tt>ε = {self.controls['eps'].value:.0e}: the typical group std σ_R reaches ε at "
+                              f"noise η ≈ {g.crossover:.1e}; {at}</tt>")
 
 
 # ---------------------------------------------------------------------------------
@@ -343,25 +357,27 @@ class NoisePanel(ReadoutPanel):
 class RemediesPanel(ReadoutPanel):
     """K prompts with a difficulty mix: degenerate fraction and update weight under each remedy."""
 
-    title = "Degenerate groups in a batch, and the four remedies (seed 004 §3)"
-    figsize = (9.6, 4.4)
+    title = "Degenerate groups in a batch, and the four remedies (lecture notes 004, L9 p.41)"
+    figsize = (9.6, 4.8)
     bench_moves = [{"difficulty": d, "G": G} for d, G in [(-1.5, 8), (-3.0, 8), (0.0, 4), (2.0, 16), (-1.0, 2)]] + \
-                  [{"temperature": 3.0}, {"sft_shift": 5.0}, {"partial": 0.6}, {"seed": 3}]
+                  [{"temperature": 3.0}, {"sft_shift": 5.0}, {"seed": 3}]
+    # No slider for the amount of partial credit: with ÷σ an all-wrong group's Â does not depend on it
+    # (eq. (1) is scale invariant) and the bars moved by < 0.01 over 0.1–0.9 (notebook 03 §8).
+    PARTIAL = bias.RemedyConfig().partial
 
     def make_controls(self):
-        return {"K": slider("prompts K", 64, 16, 256, 16, integer=True),
+        return {"K": slider("prompts K", 128, 16, 256, 16, integer=True),
                 "G": slider("group size G", 8, 2, 16, 1, integer=True),
                 "difficulty": slider("mean logit of p", -1.5, -4.0, 4.0, 0.1, fmt=".1f"),
                 "spread": slider("spread of logits", 2.5, 0.0, 4.0, 0.1, fmt=".1f"),
                 "temperature": slider("explore: T", 2.0, 1.0, 5.0, 0.1, fmt=".1f"),
                 "sft_shift": slider("demos: SFT logit lift", 3.0, 0.0, 6.0, 0.25, fmt=".2f"),
-                "partial": slider("partial credit", 0.3, 0.0, 0.9, 0.05, fmt=".2f"),
                 "scale": dropdown("scale", SCALE_OPTIONS, "group"),
                 "seed": slider("seed", 0, 0, 20, 1, integer=True)}
 
-    def compute(self, K, G, difficulty, spread, temperature, sft_shift, partial, scale, seed):
+    def compute(self, K, G, difficulty, spread, temperature, sft_shift, scale, seed):
         mix = bias.PromptMix(difficulty, spread)
-        cfg = bias.RemedyConfig(temperature=temperature, sft_shift=sft_shift, partial=partial)
+        cfg = bias.RemedyConfig(temperature=temperature, sft_shift=sft_shift, partial=self.PARTIAL)
         out = bias.simulate_remedies(K, G, mix, cfg, scale=scale, seed=seed)
         f = bias.informative_fraction(mix, G)
         return {"outcomes": out, "analytic_informative": f, "analytic_cost": 1.0 / max(f, 1e-12)}
@@ -376,7 +392,6 @@ class RemediesPanel(ReadoutPanel):
         ax.set_xlabel("prompts, sorted (fraction of batch)")
         ax.set_ylabel("pass rate p")
         ax.set_title("difficulty mix", fontsize=10)
-        ax.legend(loc="upper left", fontsize=7)
         y = np.arange(len(bias.REMEDIES))[::-1]
         self.rows = dict(zip(bias.REMEDIES, y))
         ax = self.ax_f
@@ -390,7 +405,6 @@ class RemediesPanel(ReadoutPanel):
         ax.set_xlim(0, 1)
         ax.set_xlabel("fraction of the K groups")
         ax.set_title("all wrong / informative / all correct", fontsize=10)
-        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.08), ncol=3, fontsize=7, frameon=False)
         ax = self.ax_w
         self.w_batch = self.dynamic(*ax.barh(y + 0.17, np.zeros(len(y)), height=0.32, color="tab:blue",
                                              label="per response in the batch"))
@@ -401,7 +415,12 @@ class RemediesPanel(ReadoutPanel):
         ax.set_xlim(0, 1.3)
         ax.set_xlabel("update weight Σ|Â| / responses")
         ax.set_title("total update weight", fontsize=10)
-        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.08), ncol=2, fontsize=7, frameon=False)
+        # one legend for the three axes, under them: inside an axes it covered the curves (issue 24)
+        handles = [self.p_lines[n] for n in self.p_lines] + [self.f_bars[s][0] for s in STATE_COLORS] + \
+                  [self.w_batch[0], self.w_gen[0]]
+        labels = [bias.REMEDY_LABELS[n] for n in self.p_lines] + [s.replace("_", " ") for s in STATE_COLORS] + \
+                 ["update weight per response in the batch", "… per response generated"]
+        fig.legend(handles, labels, loc="outside lower center", ncol=4, fontsize=7, frameon=False)
 
     def draw(self, r):
         out = r["outcomes"]

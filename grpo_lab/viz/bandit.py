@@ -118,11 +118,16 @@ class RunningMeanPanel(Panel):
 
     def build(self, fig):
         ax = self.ax = fig.subplots()
-        self.lines = {name: self.dynamic(ax.plot([], [], lw=1.5, label=name, color=c)[0])
-                      for name, c in zip(RUNNING_BASELINES, ["tab:gray", "tab:blue", "tab:green"])}
-        self.target = self.dynamic(ax.axhline(0, color="k", ls="--", label="p(1 − p)"))
+        # b* has zero variance: its running mean *is* p(1 − p) from n = 1, so it is drawn wide and on top,
+        # and the target as a thin dotted line that stays visible through it
+        self.lines = {name: self.dynamic(ax.plot([], [], lw=lw, label=label, color=c, alpha=a, zorder=z)[0])
+                      for name, label, c, lw, a, z in (
+                          ("no baseline", "no baseline", "tab:gray", 1.5, 1.0, 2),
+                          ("b = 0.5", "b = 0.5", "tab:blue", 1.5, 1.0, 2),
+                          ("b* = 1 − p", "b* = 1 − p (zero variance: on the target at every n)", "tab:green", 5, 0.45, 3))}
+        self.target = self.dynamic(ax.axhline(0, color="k", ls=":", lw=1.2, label="p(1 − p)", zorder=4))
         ax.set_xscale("log")
-        ax.set_xlim(1, self.controls["n"].max)
+        ax.set_xlim(1, self.controls["n"].value)
         ax.set_xlabel("samples n")
         ax.set_ylabel("running mean of ĝ")
         ax.set_ylim(-0.1, 0.6)
@@ -130,6 +135,7 @@ class RunningMeanPanel(Panel):
 
     def draw(self, r):
         x = np.arange(1, r["n"] + 1)
+        self.ax.set_xlim(1, r["n"])                  # the x-axis ends where the data end
         for name, line in self.lines.items():
             line.set_data(x, r["curves"][name])
         self.target.set_ydata([r["target"], r["target"]])

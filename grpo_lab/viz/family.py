@@ -29,7 +29,9 @@ def family_tree(figsize=(9.6, 6.2)):
             ax.annotate("", xy=(x, y + 0.05), xytext=(px, py - 0.045),
                         arrowprops=dict(arrowstyle="->", color="0.35", lw=1.2), zorder=1)
     ax.text(0.9, 0.83, "off the tree", ha="center", fontsize=8, style="italic", color="0.4")
-    ax.set_title("The GRPO family tree: every branch grows from E[b·∇log π] = 0 (seed 004)")
+    # lecture notes 004: PPO, GRPO, Dr. GRPO, DAPO and GSPO all grow from the baseline identity; ReST does not
+    ax.set_title("The GRPO family tree: the baseline branch (PPO → GRPO → 2025) grows from E[b·∇log π] = 0\n"
+                 "(lecture notes 004); ReST keeps R as its only signal", fontsize=10)
     return fig
 
 

@@ -1,7 +1,7 @@
-"""Panels and figures for notebook 02: the advantage function on guess-the-number (seed 004 §一).
+"""Panels and figures for notebook 02: the advantage function on guess-the-number (lecture notes 004 §一).
 
 Every panel reaches its state the way a student would: N (numbers 1..N), the tries in all,
-a hint history such as ``"8 higher, 12 lower"`` (the seed's state {9, 10, 11} with two tries
+a hint history such as ``"8 higher, 12 lower"`` (the lecture notes' state {9, 10, 11} with two tries
 left when tries = 4) and the policy. A hint history that no number fits is shown as a
 message in the figure instead of raising inside a widget callback.
 """
@@ -100,7 +100,7 @@ HINT_RELEVANCE = {"theta": lambda v: v["policy"] == "softmax", "N": _n_matters}
 
 
 class HintEditorMixin:
-    """Adds an editor row (guess, answer, add / undo / clear) that rewrites the hints text.
+    """Adds an editor row (guess, "add: higher", "add: lower", undo, clear) that rewrites the hints text.
 
     θ is disabled unless the policy is softmax, and N while a 'lower' hint bounds the secret
     from above (both then change nothing).
@@ -121,17 +121,18 @@ class HintEditorMixin:
         self.controls["hints"].value = ""
 
     def hint_editor(self) -> widgets.Widget:
+        # one press adds the hint: an answer picked without "add" would change nothing on screen (issue 24)
         guess = widgets.BoundedIntText(value=10, min=1, max=N_MAX, description="guess",
                                        layout=widgets.Layout(width="150px"))
-        answer = widgets.ToggleButtons(options=["higher", "lower"], value="higher",
-                                       tooltips=["the secret is higher (guess too small)",
-                                                 "the secret is lower (guess too big)"])
-        add, undo, clear = (widgets.Button(description=d, layout=widgets.Layout(width="80px"))
-                            for d in ("add hint", "undo", "clear"))
-        add.on_click(lambda _b: self.add_hint(guess.value, answer.value))
+        higher, lower = (widgets.Button(description=f"add: {word}", tooltip=tip, layout=widgets.Layout(width="110px"))
+                         for word, tip in (("higher", "the host says the secret is higher (the guess was too small)"),
+                                           ("lower", "the host says the secret is lower (the guess was too big)")))
+        undo, clear = (widgets.Button(description=d, layout=widgets.Layout(width="80px")) for d in ("undo", "clear"))
+        higher.on_click(lambda _b: self.add_hint(guess.value, "higher"))
+        lower.on_click(lambda _b: self.add_hint(guess.value, "lower"))
         undo.on_click(lambda _b: self.undo_hint())
         clear.on_click(lambda _b: self.clear_hints())
-        return widgets.HBox([guess, answer, add, undo, clear])
+        return widgets.HBox([guess, higher, lower, undo, clear])
 
     @property
     def widget(self) -> widgets.Widget:

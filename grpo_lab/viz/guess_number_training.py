@@ -1,5 +1,5 @@
 """Panels 4 and 5 of notebook 02: the policy-gradient estimators (total return vs reward-to-go,
-three baselines) and REINFORCE training of θ (seed 004 §一, L9 p.27–35).
+three baselines) and REINFORCE training of θ (lecture notes 004 §一, L9 p.27–35).
 
 Split from :mod:`grpo_lab.viz.guess_number` (panels 1–3: values, tree, Monte-Carlo), whose
 colours and bar helpers these panels share.
@@ -61,7 +61,7 @@ class VariancePanel(Panel):
 
     def build(self, fig):
         self.ax_mean, self.ax_var = fig.subplots(1, 2)
-        # one pair per baseline: total return R(τ) (left), reward-to-go G_t (right)
+        # one pair per baseline: total return R(τ) (left), reward-to-go R_t (right)
         self.x = np.array([gn.BASELINES.index(b) + (0.0 if ret == "total" else 0.4) for ret, b in gn.PG_ESTIMATORS])
         colors = [BASELINE_COLORS[b] for _, b in gn.PG_ESTIMATORS]
         ax = self.ax_mean
@@ -85,7 +85,7 @@ class VariancePanel(Panel):
         self.v_text = [self.dynamic(ax.text(x, 0, "", ha="center", va="bottom", fontsize=7.5)) for x in self.x]
         for a in (self.ax_mean, self.ax_var):
             a.set_xticks([0.2, 1.2, 2.2], [BASELINE_LABELS[b] for b in gn.BASELINES], fontsize=8)
-        ax.text(0.02, 0.97, "left bar of each pair: total return R(τ)\nright bar: reward-to-go G_t",
+        ax.text(0.02, 0.97, "left bar of each pair: total return R(τ)\nright bar: reward-to-go R_t",
                 transform=ax.transAxes, va="top", fontsize=8)
         self._ylim = None
 
