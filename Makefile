@@ -99,7 +99,7 @@ clean:
 # on the main combination only; so do the Chinese notebooks (same code, other strings).
 PY_FLOOR  ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.10*/bin/python3.10) python3.10)
 PY_NEWEST ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.13*/bin/python3.13) python3.13)
-MATRIX_TESTS ?= tests notebooks/*.ipynb -m "not browser" --ignore=tests/browser \
+MATRIX_TESTS ?= tests notebooks/*.ipynb -m "not browser and not slow" --ignore=tests/browser \
 	--ignore=tests/test_verl_config.py --ignore=tests/test_trl_handoff.py --ignore=tests/test_trl_compat.py
 
 # One source for the floors: requirements.txt's ">=" bounds, turned into "==" (torch: TORCH_PIN).
