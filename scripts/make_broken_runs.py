@@ -7,13 +7,13 @@ about 4 CPU-minutes in all. Run it in the background:
     OMP_NUM_THREADS=1 nohup python scripts/make_broken_runs.py > broken_runs.log 2>&1 &
     python scripts/make_broken_runs.py --runs healthy,lr_high --steps 50 --out /tmp/b.csv
 
-The JSON written next to the CSV records the command, the settings, the seconds and versions.
+The JSON written next to the CSV records the command, every run's GRPOConfig, the seconds and the code
+version (grpo_lab.provenance.code_version: package version, git commit, library versions).
 """
 from __future__ import annotations
 
 import argparse
 import json
-import platform
 import sys
 import time
 from pathlib import Path
@@ -24,6 +24,8 @@ sys.path.insert(0, str(ROOT))
 
 def main(argv=None):
     from grpo_lab.lm import broken_runs as br
+    from grpo_lab.lm.config import GRPOConfig
+    from grpo_lab.provenance import code_version
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", default=",".join(r.name for r in br.RUNS), help="comma-separated run names")
@@ -54,8 +56,10 @@ def main(argv=None):
             "base": {k: list(v) if isinstance(v, tuple) else v for k, v in {**br.BASE, "steps": args.steps}.items()},
             "runs": {r.name: {"overrides": r.overrides, "reward_noise": r.reward_noise} for r in br.RUNS if r.name in names},
             "eval_after": {n: f.attrs.get("eval_after") for n, f in zip(names, frames)},
+            "configs": {n: GRPOConfig.preset("grpo", **{**br.BASE, "steps": args.steps, **br.BY_NAME[n].overrides}).to_dict()
+                        for n in names},
             "seconds": seconds, "seconds_total": round(time.time() - t0, 1),
-            "torch": torch.__version__, "python": platform.python_version()}
+            "code_version": code_version()}
     out.with_suffix(".json").write_text(json.dumps(meta, indent=1, default=float) + "\n")
     print(f"wrote {out} ({len(df)} rows) in {meta['seconds_total']} s")
 

