@@ -60,7 +60,7 @@ def _slug(label: str) -> str:
 
 def _run_task(task):
     """Run one (set, label, preset, seed, overrides) and write it to the cache; returns its meta."""
-    set_name, label, preset, seed, overrides, cache = task
+    set_name, label, preset, seed, overrides, cache, commit = task
     import torch
 
     from grpo_lab.lm import preset_runs
@@ -72,7 +72,7 @@ def _run_task(task):
     stem = Path(cache) / set_name / f"{_slug(label)}_seed{seed}"
     stem.parent.mkdir(parents=True, exist_ok=True)
     meta = {"set": set_name, "run": label, "preset": preset, "seed": seed, "overrides": overrides,
-            "config": json.loads(json.dumps(cfg.__dict__, default=list)), "git_commit": _git_commit(),
+            "config": json.loads(json.dumps(cfg.__dict__, default=list)), "git_commit": commit,
             "seconds": round(time.time() - t0, 1), "torch": torch.__version__, "python": platform.python_version(),
             "machine": platform.machine(), "finished": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}
     tmp = stem.with_suffix(".csv.tmp")
@@ -90,7 +90,7 @@ def _merge(set_name, tasks, cache, out_dir, *, partial=False):
 
     file, shared, _ = preset_runs.RUN_SETS[set_name]
     done, frames, metas = [], [], []
-    for _, label, _, seed, _, _ in tasks:
+    for _, label, _, seed, _, _, _ in tasks:
         stem = Path(cache) / set_name / f"{_slug(label)}_seed{seed}"
         if stem.with_suffix(".csv").exists():
             frames.append(pd.read_csv(stem.with_suffix(".csv")))
@@ -141,10 +141,11 @@ def main(argv=None):
         ap.error(f"--jobs: expected an integer >= 1, got {args.jobs}")
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 
+    commit = _git_commit()            # the code is imported once, at the start: record that version
     plan = {}
     for s in sets:
         _, shared, runs = preset_runs.RUN_SETS[s]
-        plan[s] = [(s, label, preset, seed, {**shared, **ov, "threads": 1}, args.cache)
+        plan[s] = [(s, label, preset, seed, {**shared, **ov, "threads": 1}, args.cache, commit)
                    for seed in seeds for label, preset, ov in runs]
     todo = [t for s in sets for t in plan[s]
             if not (Path(args.cache) / s / f"{_slug(t[1])}_seed{t[3]}.csv").exists()]
