@@ -7,9 +7,11 @@ cell recomputes live). The run sets are :data:`grpo_lab.lm.preset_runs.RUN_SETS`
   them (notebook 07 §3);
 * ``controls`` -> family_controls.csv: the grpo preset with one change each — β = 0 (the
   control for the presets' different β), no ÷σ (Dr. GRPO's first fix alone), the KL folded
-  into the reward (form 2 of lecture notes 000 §3) (notebook 07 §3);
-* ``sweep``    -> group_sweep_runs.csv: the grpo preset at G = 2, 4, 8, 16 and τ = 0.7, 1.3
-  (notebook 06 §5).
+  into the reward (form 2 of lecture notes 000 §3); 100 steps (notebook 07 §3);
+* ``sweep``    -> group_sweep_runs.csv: the grpo preset at G = 2, 4, 8, 16 and τ = 0.7, 1.3,
+  40 steps, μ = 1 (notebook 06 §8).
+
+Runs go seed by seed across the sets (seed 0 of every set first).
 
 Every run calls the public ``grpo_lab.lm.train`` through
 :func:`grpo_lab.lm.preset_runs.run_one`; nothing here re-implements the loop. Each finished
@@ -19,7 +21,7 @@ in progress: run the same command again and it skips what is done. When every ru
 is there, the set's file is (re)written; ``--merge-partial`` writes it from whatever is done.
 
     python scripts/make_family_runs.py                      # every set, seeds 0,1,2
-    python scripts/make_family_runs.py --sets controls,sweep --seeds 0,1,2
+    python scripts/make_family_runs.py --sets controls,sweep --merge-partial   # what made the cached files
     python scripts/make_family_runs.py --sets presets --jobs 2
 
 On CPU a run is deterministic given the seed, the thread count (1 per job) and the library
@@ -147,8 +149,10 @@ def main(argv=None):
         _, shared, runs = preset_runs.RUN_SETS[s]
         plan[s] = [(s, label, preset, seed, {**shared, **ov, "threads": 1}, args.cache, commit)
                    for seed in seeds for label, preset, ov in runs]
-    todo = [t for s in sets for t in plan[s]
-            if not (Path(args.cache) / s / f"{_slug(t[1])}_seed{t[3]}.csv").exists()]
+    # seed by seed (every set's runs for the first seed, then the next): an interrupted
+    # invocation leaves whole seeds to compare, and each seed's warm start is trained once
+    todo = [t for seed in seeds for s in sets for t in plan[s] if t[3] == seed
+            and not (Path(args.cache) / s / f"{_slug(t[1])}_seed{t[3]}.csv").exists()]
     print(f"{sum(map(len, plan.values())) - len(todo)} run(s) already done, {len(todo)} to run", flush=True)
     if not args.merge_only and todo:
         if args.jobs == 1:
