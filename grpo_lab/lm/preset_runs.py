@@ -170,5 +170,58 @@ def summarize_runs(df: pd.DataFrame, *, last: int = 50, first: int | None = None
     return table.loc[order]
 
 
-__all__ = ["RUN_PRESETS", "RUNS_FILE", "RUN_COLUMNS", "RUN_DEFAULTS", "RUN_SETTINGS", "RUN_SETS", "run_presets",
+# two-sided 95 % quantiles of Student's t for 1…10 degrees of freedom (no scipy dependency)
+T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228)
+
+
+def run_means(df: pd.DataFrame, metric: str, *, steps=(51, 100)) -> pd.DataFrame:
+    """Per run label × seed: ``metric`` averaged over the steps ``steps[0]…steps[1]`` (inclusive).
+    Rows: ``run`` labels (the preset's name where ``df`` has no ``run`` column); columns: seeds."""
+    if metric not in df.columns:
+        raise ValueError(f"metric: {metric!r} is not a column of the runs ({', '.join(map(str, df.columns))})")
+    lo, hi = (_checks.integer("steps", x, low=1) for x in steps)
+    if lo > hi:
+        raise ValueError(f"steps must be (first, last) with first <= last, got {steps}")
+    win = df[(df["step"] >= lo) & (df["step"] <= hi)]
+    label = win["run"].fillna(win["preset"]) if "run" in win.columns else win["preset"]
+    win = win.assign(_run=label.to_numpy())
+    return win.groupby(["_run", "seed"])[metric].mean().unstack().rename_axis(index="run")
+
+
+def paired_difference(means: pd.DataFrame, a: str, b: str) -> dict:
+    """Run ``a`` minus run ``b``, paired by seed (same seed = same warm start and first batch),
+    from a :func:`run_means` table: ``diff`` (mean over seeds), ``lo``/``hi`` (95 % t-interval),
+    ``n`` seeds, and ``per_seed``. Needs both runs for at least 2 common seeds."""
+    for name, run in (("a", a), ("b", b)):
+        if run not in means.index:
+            raise ValueError(f"{name}: no run {run!r} in the table (runs: {', '.join(map(str, means.index))})")
+    d = (means.loc[a] - means.loc[b]).dropna()
+    n = len(d)
+    if n < 2:
+        raise ValueError(f"runs {a!r} and {b!r} share {n} seed(s); a paired interval needs at least 2")
+    half = T95[min(n - 1, len(T95)) - 1] * float(d.std(ddof=1)) / np.sqrt(n)
+    return {"diff": float(d.mean()), "lo": float(d.mean()) - half, "hi": float(d.mean()) + half, "n": n,
+            "per_seed": d.to_dict()}
+
+
+def compare_to(df: pd.DataFrame, base: str, others, metrics, *, steps=(51, 100)) -> pd.DataFrame:
+    """Each run of ``others`` against run ``base``, paired by seed, for every metric: one row per
+    (run, metric) with the base's and the run's mean over seeds, ``diff`` = run − base with its
+    95 % t-interval [``lo``, ``hi``], ``n`` seeds, and ``verdict``: "higher"/"lower" when the
+    interval excludes 0, else "no detectable difference" (means over ``steps``, inclusive)."""
+    others = [others] if isinstance(others, str) else list(others)
+    metrics = [metrics] if isinstance(metrics, str) else list(metrics)
+    rows = []
+    for metric in metrics:
+        means = run_means(df, metric, steps=steps)
+        for run in others:
+            r = paired_difference(means, run, base)
+            verdict = "higher" if r["lo"] > 0 else "lower" if r["hi"] < 0 else "no detectable difference"
+            rows.append({"run": run, "metric": metric, base: float(means.loc[base].mean()),
+                         "run mean": float(means.loc[run].mean()), "diff": r["diff"], "lo": r["lo"], "hi": r["hi"],
+                         "n": r["n"], "verdict": verdict})
+    return pd.DataFrame(rows).set_index(["run", "metric"])
+
+
+__all__ = ["T95", "run_means", "paired_difference", "compare_to", "RUN_PRESETS", "RUNS_FILE", "RUN_COLUMNS", "RUN_DEFAULTS", "RUN_SETTINGS", "RUN_SETS", "run_presets",
            "run_one", "runs_path", "load_family_runs", "load_run_set", "SUMMARY_METRICS", "summarize_runs"]
