@@ -391,3 +391,42 @@ def test_run_presets_calls_the_lm_loop():
     assert list(df["preset"].unique()) == ["grpo", "dapo"] and len(df) == 4
     assert {"reward_mean", "clip_frac_low", "eval_before_acc", "eval_after_acc"} <= set(df.columns)
     assert (df.loc[df["preset"] == "dapo", "n_groups"] >= 2).all()
+
+
+def test_paired_difference_interval_and_bad_input():
+    import numpy as np
+    import pandas as pd
+
+    rows = [dict(preset="grpo", run=run, seed=s, step=t, kl=base + 0.01 * s + (0.001 * t if run == "b" else 0))
+            for run, base in (("a", 0.5), ("b", 0.2)) for s in range(4) for t in range(1, 11)]
+    means = preset_runs.run_means(pd.DataFrame(rows), "kl", steps=(6, 10))
+    assert list(means.columns) == [0, 1, 2, 3]
+    assert np.isclose(means.loc["b", 0], 0.2 + 0.008)              # mean of steps 6..10
+    res = preset_runs.paired_difference(means, "a", "b")
+    assert res["n"] == 4 and np.isclose(res["diff"], 0.3 - 0.008)
+    assert np.isclose(res["lo"], res["hi"])                        # identical per-seed differences: zero width
+    noisy = means.copy()
+    noisy.loc["a", 0] += 0.1
+    r2 = preset_runs.paired_difference(noisy, "a", "b")
+    d = np.array(list(r2["per_seed"].values()))
+    assert np.isclose(r2["hi"] - r2["diff"], 3.182 * d.std(ddof=1) / 2)   # t(0.975, 3) · s/√4
+    with pytest.raises(ValueError, match="no run 'c'"):
+        preset_runs.paired_difference(means, "a", "c")
+    with pytest.raises(ValueError, match="at least 2"):
+        preset_runs.paired_difference(means[[0]], "a", "b")
+    with pytest.raises(ValueError, match="metric"):
+        preset_runs.run_means(pd.DataFrame(rows), "nope")
+
+
+def test_compare_to_verdicts():
+    import pandas as pd
+
+    rows = [dict(preset="grpo", run=run, seed=s, step=t, kl=kl + 0.001 * ((s * 7 + t) % 3))
+            for run, kl in (("grpo", 0.5), ("up", 0.6), ("same", 0.5)) for s in range(3) for t in range(1, 5)]
+    rows += [dict(preset="grpo", run="noisy", seed=s, step=t, kl=0.5 + (0.2 if s == 0 else -0.1)) for s in range(3)
+             for t in range(1, 5)]
+    out = preset_runs.compare_to(pd.DataFrame(rows), "grpo", ["up", "same", "noisy"], "kl", steps=(1, 4))
+    assert out.loc[("up", "kl"), "verdict"] == "higher"
+    assert out.loc[("same", "kl"), "verdict"] == "no detectable difference"
+    assert out.loc[("noisy", "kl"), "verdict"] == "no detectable difference"   # seeds disagree: interval spans 0
+    assert (out["n"] == 3).all()

@@ -29,8 +29,8 @@ class MetricGuide:
 
 GUIDE = (
     MetricGuide("reward_mean",
-                Text("starts near the warm start's pass rate (≈ 0.6–0.9 here) and rises by a few points",
-                     "从热启动的通过率（这里约 0.6–0.9）起步，再上升几个百分点"),
+                Text("starts near the warm start's sampled pass rate (≈ 0.6–0.9 here) and rises by a few points",
+                     "从热启动的采样通过率（这里约 0.6–0.9）起步，再上升几个百分点"),
                 Text("flat at ≈ 0: nothing to learn from (no warm start); falling after a rise: collapse",
                      "一直约为 0：无从学习（没有热启动）；先升后降：崩溃")),
     MetricGuide("frac_all_wrong",
@@ -51,8 +51,10 @@ GUIDE = (
                      "amplify the noise (compare adv_abs_mean)",
                      "答案全对或全错的组里仍不为 0：奖励带噪声，÷σ 会放大噪声（对照 adv_abs_mean）")),
     MetricGuide("adv_abs_mean",
-                Text("≈ 0.7–0.9 × frac_informative under ÷σ (an informative 0/1 group has mean |Â| ≈ 0.8–1)",
-                     "÷σ 下约为 0.7–0.9 × frac_informative（有信息的 0/1 组平均 |Â| 约 0.8–1）"),
+                Text("0.66–1 × frac_informative under ÷σ with G = 8 (an informative 0/1 group with k of G right has "
+                     "mean |Â| = 2√(p(1−p)), p = k/G: 0.66 at k = 1 or 7, 1 at k = 4; population std)",
+                     "G = 8、÷σ 时为 0.66–1 × frac_informative（G 个中 k 个正确的有信息 0/1 组平均 |Â| = 2√(p(1−p))，"
+                     "p = k/G：k = 1 或 7 时 0.66，k = 4 时 1；总体标准差）"),
                 Text("≈ 0.8 although most groups are degenerate: noise is getting unit-size advantages "
                      "(÷σ on noisy rewards; drop the ÷σ as Dr. GRPO does)",
                      "大多数组已退化却仍约 0.8：噪声拿到了单位大小的优势（噪声奖励上 ÷σ；像 Dr. GRPO 那样去掉 ÷σ）")),

@@ -29,8 +29,9 @@ METRICS = {
     "group_reward_std": Text("mean over this step's groups of the within-group reward std (population); "
                              "0 when every group is degenerate, so no group carries a gradient",
                              "本步各组组内奖励标准差（总体标准差）的平均；所有组都是退化组时为 0，此时没有梯度"),
-    "acc": Text("fraction of sampled responses (at the training temperature) that are exactly right",
-                "采样回答（训练温度下）完全正确的比例"),
+    "acc": Text("sampled pass rate: fraction of sampled responses (at the training temperature) that are exactly "
+                "right — the rate GRPO optimises (not the greedy accuracy of an evaluation)",
+                "采样通过率：采样回答（训练温度下）完全正确的比例——GRPO 优化的正是它（不是评测时的贪心准确率）"),
     "acc_L{level}": Text("the same accuracy restricted to prompts of difficulty level {level}",
                          "同一准确率，只统计难度等级 {level} 的提示"),
     "frac_all_correct": Text("fraction of groups whose G responses are all correct (退化组: Â = 0, no gradient)",

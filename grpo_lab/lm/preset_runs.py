@@ -18,15 +18,38 @@ RUNS_FILE = "family_runs.csv"
 RUN_COLUMNS = ("step", "reward_mean", "acc", "acc_L1", "acc_L2", "frac_all_correct", "frac_all_wrong",
                "frac_informative", "n_groups", "sampling_rounds", "n_groups_used", "len_mean", "len_correct",
                "len_incorrect", "n_incorrect", "frac_truncated", "kl", "loss", "clip_frac_low",
-               "clip_frac_high", "ratio_max", "entropy", "adv_abs_mean", "grad_norm")
+               "clip_frac_high", "ratio_max", "entropy", "adv_abs_mean", "grad_norm", "group_reward_std",
+               "n_tokens", "seconds")
 RUN_DEFAULTS = dict(steps=150, mu=2)
-# column -> GRPOConfig field, stored with every run so a reader knows what was run
+# column -> GRPOConfig field, stored with every run so a reader knows what was run (the full
+# config of every run is in the JSON written next to a cached file)
 RUN_SETTINGS = {"P": "prompts_per_step", "G": "G", "max_new": "max_new", "mu": "mu", "lr": "lr",
-                "warmstart_steps": "warmstart_steps"}
+                "warmstart_steps": "warmstart_steps", "beta": "beta", "kl_form": "kl_form",
+                "adv_scale": "adv_scale", "temperature": "temperature"}
+
+# The cached run sets: name -> (file, the overrides every run of the set shares, the runs as
+# (label, preset, overrides of that run)). scripts/make_family_runs.py makes them, resumably.
+RUN_SETS = {
+    # notebook 07 §3: every preset as GRPOConfig.preset defines it (β differs: grpo 0.04, others 0)
+    "presets": ("family_runs.csv", dict(steps=150, mu=2), tuple((p, p, {}) for p in RUN_PRESETS)),
+    # notebook 07 §3: one change to the grpo preset each — the β control, ÷σ alone, KL form 2
+    # (100 steps: compare them with the presets' first 100 steps — a run's first n steps do not
+    # depend on how many follow, the learning rate being constant after its warm-up)
+    "controls": ("family_controls.csv", dict(steps=100, mu=2),
+                 (("grpo_beta0", "grpo", {"beta": 0.0}),
+                  ("grpo_no_std", "grpo", {"adv_scale": "none"}),
+                  ("grpo_kl_reward", "grpo", {"kl_form": "reward"}))),
+    # notebook 06 §8: the group size G and the sampling temperature τ (lecture notes 000 §2.3)
+    "sweep": ("group_sweep_runs.csv", dict(steps=40, mu=1),
+              (("G=2", "grpo", {"G": 2}), ("G=4", "grpo", {"G": 4}), ("G=8", "grpo", {}),
+               ("G=16", "grpo", {"G": 16}), ("τ=0.7", "grpo", {"temperature": 0.7}),
+               ("τ=1.3", "grpo", {"temperature": 1.3}))),
+}
 
 
 def _one_run(args):
-    preset, seed, overrides = args
+    preset, seed, overrides = args[:3]
+    label = args[3] if len(args) > 3 else preset
     from grpo_lab.lm.config import GRPOConfig
     from grpo_lab.lm.trainer import train
 
@@ -35,6 +58,8 @@ def _one_run(args):
     df = df[[c for c in RUN_COLUMNS if c in df.columns]].copy()
     df.insert(0, "seed", seed)
     df.insert(0, "preset", preset)
+    if label != preset:
+        df.insert(0, "run", label)
     for col, field_name in RUN_SETTINGS.items():      # the settings that shaped the run, constant per run
         df[col] = getattr(cfg, field_name)
     ev = {f"eval_{when}_{k}": v for when in ("before", "after")
@@ -76,11 +101,20 @@ def run_presets(presets=RUN_PRESETS, seeds=(0,), *, jobs: int = 1, **overrides) 
     return pd.concat(frames, ignore_index=True)
 
 
-def runs_path():
-    """Path of the cached per-preset runs shipped with the package (grpo_lab/data/)."""
+def run_one(label: str, preset: str, seed: int, **overrides) -> pd.DataFrame:
+    """One run of a :data:`RUN_SETS` entry: ``GRPOConfig.preset(preset, seed=seed, **overrides)``
+    trained by :func:`grpo_lab.lm.train`, as :func:`run_presets` returns it plus a ``run``
+    column (``label``) when the label is not the preset's name."""
+    _checks.choice("preset", preset, methods.PRESETS)
+    seed = _checks.integer("seed", seed, low=0)
+    return _one_run((preset, seed, {"progress": False, **overrides}, label))
+
+
+def runs_path(name: str = RUNS_FILE):
+    """Path of a cached run file shipped with the package (grpo_lab/data/; default: the per-preset runs)."""
     from importlib import resources
 
-    return resources.files("grpo_lab") / "data" / RUNS_FILE
+    return resources.files("grpo_lab") / "data" / name
 
 
 def load_family_runs(path=None) -> pd.DataFrame:
@@ -89,6 +123,17 @@ def load_family_runs(path=None) -> pd.DataFrame:
     missing = {"preset", "seed", "step"} - set(df.columns)
     if missing:
         raise ValueError(f"path: {path or runs_path()} is not a family-runs file (missing columns {sorted(missing)})")
+    return df
+
+
+def load_run_set(name: str) -> pd.DataFrame:
+    """The cached file of run set ``name`` (a key of :data:`RUN_SETS`), with a ``run`` column
+    (the preset's name where the file has none)."""
+    _checks.choice("name", name, RUN_SETS)
+    df = load_family_runs(runs_path(RUN_SETS[name][0]))
+    if "run" not in df.columns:
+        df.insert(0, "run", df["preset"])
+    df["run"] = df["run"].fillna(df["preset"])
     return df
 
 
@@ -125,5 +170,58 @@ def summarize_runs(df: pd.DataFrame, *, last: int = 50, first: int | None = None
     return table.loc[order]
 
 
-__all__ = ["RUN_PRESETS", "RUNS_FILE", "RUN_COLUMNS", "RUN_DEFAULTS", "RUN_SETTINGS", "run_presets", "runs_path",
-           "load_family_runs", "SUMMARY_METRICS", "summarize_runs"]
+# two-sided 95 % quantiles of Student's t for 1…10 degrees of freedom (no scipy dependency)
+T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228)
+
+
+def run_means(df: pd.DataFrame, metric: str, *, steps=(51, 100)) -> pd.DataFrame:
+    """Per run label × seed: ``metric`` averaged over the steps ``steps[0]…steps[1]`` (inclusive).
+    Rows: ``run`` labels (the preset's name where ``df`` has no ``run`` column); columns: seeds."""
+    if metric not in df.columns:
+        raise ValueError(f"metric: {metric!r} is not a column of the runs ({', '.join(map(str, df.columns))})")
+    lo, hi = (_checks.integer("steps", x, low=1) for x in steps)
+    if lo > hi:
+        raise ValueError(f"steps must be (first, last) with first <= last, got {steps}")
+    win = df[(df["step"] >= lo) & (df["step"] <= hi)]
+    label = win["run"].fillna(win["preset"]) if "run" in win.columns else win["preset"]
+    win = win.assign(_run=label.to_numpy())
+    return win.groupby(["_run", "seed"])[metric].mean().unstack().rename_axis(index="run")
+
+
+def paired_difference(means: pd.DataFrame, a: str, b: str) -> dict:
+    """Run ``a`` minus run ``b``, paired by seed (same seed = same warm start and first batch),
+    from a :func:`run_means` table: ``diff`` (mean over seeds), ``lo``/``hi`` (95 % t-interval),
+    ``n`` seeds, and ``per_seed``. Needs both runs for at least 2 common seeds."""
+    for name, run in (("a", a), ("b", b)):
+        if run not in means.index:
+            raise ValueError(f"{name}: no run {run!r} in the table (runs: {', '.join(map(str, means.index))})")
+    d = (means.loc[a] - means.loc[b]).dropna()
+    n = len(d)
+    if n < 2:
+        raise ValueError(f"runs {a!r} and {b!r} share {n} seed(s); a paired interval needs at least 2")
+    half = T95[min(n - 1, len(T95)) - 1] * float(d.std(ddof=1)) / np.sqrt(n)
+    return {"diff": float(d.mean()), "lo": float(d.mean()) - half, "hi": float(d.mean()) + half, "n": n,
+            "per_seed": d.to_dict()}
+
+
+def compare_to(df: pd.DataFrame, base: str, others, metrics, *, steps=(51, 100)) -> pd.DataFrame:
+    """Each run of ``others`` against run ``base``, paired by seed, for every metric: one row per
+    (run, metric) with the base's and the run's mean over seeds, ``diff`` = run − base with its
+    95 % t-interval [``lo``, ``hi``], ``n`` seeds, and ``verdict``: "higher"/"lower" when the
+    interval excludes 0, else "no detectable difference" (means over ``steps``, inclusive)."""
+    others = [others] if isinstance(others, str) else list(others)
+    metrics = [metrics] if isinstance(metrics, str) else list(metrics)
+    rows = []
+    for metric in metrics:
+        means = run_means(df, metric, steps=steps)
+        for run in others:
+            r = paired_difference(means, run, base)
+            verdict = "higher" if r["lo"] > 0 else "lower" if r["hi"] < 0 else "no detectable difference"
+            rows.append({"run": run, "metric": metric, base: float(means.loc[base].mean()),
+                         "run mean": float(means.loc[run].mean()), "diff": r["diff"], "lo": r["lo"], "hi": r["hi"],
+                         "n": r["n"], "verdict": verdict})
+    return pd.DataFrame(rows).set_index(["run", "metric"])
+
+
+__all__ = ["T95", "run_means", "paired_difference", "compare_to", "RUN_PRESETS", "RUNS_FILE", "RUN_COLUMNS", "RUN_DEFAULTS", "RUN_SETTINGS", "RUN_SETS", "run_presets",
+           "run_one", "runs_path", "load_family_runs", "load_run_set", "SUMMARY_METRICS", "summarize_runs"]

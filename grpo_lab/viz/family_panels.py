@@ -74,7 +74,7 @@ class FrozenBatchPanel(Panel):
     """
 
     title = "One frozen batch, every variant: advantages, push per answer, push per token"
-    figsize = (9.6, 7.2)
+    figsize = (9.6, 5.8)      # with the dropdown and the two HTML rows, under ~780 px of notebook
     bench_moves = [{"batch": b} for b in family.BATCHES]
 
     def make_controls(self):
@@ -117,7 +117,7 @@ class FrozenBatchPanel(Panel):
         self.adv_bars, self.push_bars = {}, {}
         for ax, store, lim, ylabel in ((self.ax_adv, self.adv_bars, self.adv_lim, "advantage Â_i"),
                                        (self.ax_push, self.push_bars, self.push_lim,
-                                        "push on the answer Σ_t −∂loss/∂log π  (×1e-3)")):
+                                        r"push per answer $\sum_t -w_{i,t}$ (×1e-3)")):
             for j, v in enumerate(self.variants):
                 coll = PolyCollection(_bar_verts(x + self.offsets[v], np.zeros(B), width),
                                       facecolors=VARIANT_COLORS.get(v, f"C{j}"), edgecolors="none", label=v)
@@ -128,8 +128,10 @@ class FrozenBatchPanel(Panel):
             ax.set_xlim(-0.6, B - 0.4)
             ax.set_ylim(-lim, lim)
             ax.set_xticks(x, labels, fontsize=7)
-            ax.set_ylabel(ylabel, fontsize=9)
-        self.ax_adv.legend(loc="upper right", fontsize=7, ncol=len(self.variants))
+            ax.set_ylabel(ylabel, fontsize=8)
+        # above the bar axes, not inside them (inside, it covered the ±1.73 bars)
+        self.ax_adv.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), fontsize=7, ncol=len(self.variants),
+                           frameon=False, borderaxespad=0.2, handlelength=1.0, columnspacing=0.8)
         # Text is the slow part of a draw (≈ 15 ms per multi-line block on Agg), so the batch's
         # description and the loss/clip table live in HTML widgets next to the canvas.
         self.desc_html = widgets.HTML()

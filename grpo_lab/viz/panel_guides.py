@@ -71,8 +71,8 @@ PANEL_GUIDES = {
         '同策略时每行是同一种颜色（广播的标量）；在过时批次中，token 级变体在被裁剪的 token 处打出空洞，GSPO 则整条回答变空。',
     ),
     "family.credit": see(  # CreditPanel
-        'Drag λ from 1 to 0.',
-        '把 λ 从 1 拖到 0。',
+        'Drag λ from its start, 0.95, down to 0, then up to 1.',
+        '把 λ 从初始值 0.95 拖到 0，再拖到 1。',
         "GAE's per-token advantages move from 'return minus V' (λ = 1) to the one-step TD errors (λ = 0).",
         'GAE 的逐 token 优势从「回报减 V」（λ = 1）变为单步 TD 误差（λ = 0）。',
         "At λ = 0 the decisive token ' ÷' gets most of the credit; GRPO's broadcast gives every token the same +1.73.",
