@@ -43,6 +43,14 @@ _CJK = re.compile(r"[\u4e00-\u9fff]")
 _MARK = re.compile(r"^<!-- zh-cell (?P<nb>\S+) (?P<id>\S+) sha=(?P<sha>[0-9a-f]{64}) -->$", re.M)
 
 
+# English notebooks whose Chinese twin does not exist yet, with the reason. check() reports such a
+# notebook as "pending" (not "missing") while the twin is absent; once the twin is written, the
+# entry must go (tests/test_translations.py fails on a pending notebook that has a twin).
+PENDING = {
+    "04b_kl_penalty.ipynb": "split off 04_grpo_loss by issue 24; translated with the other notebooks by the Chinese issue",
+}
+
+
 def source_sha(source: str) -> str:
     """sha256 of an English cell's source: what a translation records it translates."""
     return hashlib.sha256(source.encode("utf-8")).hexdigest()
@@ -176,11 +184,12 @@ class Problem:
 
     notebook: str      # e.g. "notebooks/zh/03_group_advantage.ipynb"
     cell: int          # index in the Chinese notebook (the language cell is 0)
-    kind: str          # "missing", "language", "structure", "code", "stale", "untranslated", "generated"
+    kind: str          # "missing", "pending" (listed in PENDING), "language", "structure", "code", "stale", "untranslated", "generated"
     line: str          # first line of the English cell concerned
 
     def __str__(self) -> str:
         what = {"missing": "no Chinese notebook: run `python -m grpo_lab translations sync`",
+                "pending": "no Chinese notebook yet (translations.PENDING says why)",
                 "language": "cell 0 must be the tagged language cell (set_language(\"zh\"))",
                 "structure": "cells do not line up with the English notebook: run sync",
                 "code": "code cell differs from the English one: run sync",
@@ -196,7 +205,7 @@ def check(en_path, zh_file=None) -> list[Problem]:
     zh_file = Path(zh_file) if zh_file is not None else zh_path(en_path)
     name = str(zh_file)
     if not zh_file.exists():
-        return [Problem(name, 0, "missing", en_path.name)]
+        return [Problem(name, 0, "pending" if en_path.name in PENDING else "missing", en_path.name)]
     en = nbformat.read(en_path, as_version=4)
     zh = nbformat.read(zh_file, as_version=4)
     generated = generated_translations(en_path)

@@ -29,8 +29,11 @@ def _key(cell):
     return cell.cell_type, cell.source, cell.get("id"), cell.metadata.get("tags")
 
 
-def test_there_are_eight_course_notebooks():
-    assert [notebook_number(p) for p in NOTEBOOKS] == [f"{k:02d}" for k in range(8)]
+def test_there_are_nine_course_notebooks_04b_after_04():
+    assert [notebook_number(p) for p in NOTEBOOKS] == ["00", "01", "02", "03", "04", "04b", "05", "06", "07"]
+    assert notebook_number("x/04b_kl_penalty.ipynb") == "04b"
+    with pytest.raises(ValueError, match="NN_name"):
+        notebook_number("kl_penalty.ipynb")
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
@@ -49,6 +52,7 @@ def test_next_links_follow_the_course_and_07_links_to_08():
     names = [p.stem for p in NOTEBOOKS]
     for a, b in zip(names, names[1:]):
         assert next_notebook(notebook_number(a + ".ipynb"))[0] == b
+    assert next_notebook("04")[0] == "04b_kl_penalty" and next_notebook("04b")[0] == "05_length_bias"
     assert next_notebook("07")[0] == "08_grpo_real_lm"
     last = exercise_cells("07")[-1]
     assert last.metadata["tags"] == ["nav"] and "(08_grpo_real_lm.ipynb)" in last.source
@@ -173,7 +177,8 @@ def test_answered_notebook_runs_top_to_bottom(tmp_path, name):
     nb = nbformat.read(out, as_version=4)
     NotebookClient(nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(ROOT / "notebooks")}}).execute()
     checks, errors = _checks_and_errors(nb)
-    assert not errors and checks and all("passed" in v for v in checks.values()), checks
+    assert not errors and all("passed" in v for v in checks.values()), checks
+    assert len(checks) == len(by_notebook(notebook_number(name))), checks      # every exercise of the notebook ran
 
 
 def test_command_line(tmp_path, capsys):
@@ -182,7 +187,7 @@ def test_command_line(tmp_path, capsys):
     assert main(["exercises", "list"]) == 0
     assert "advantages.group" in capsys.readouterr().out
     assert main(["exercises", "solutions", "--out", str(tmp_path / "s"), "--notebooks", str(ROOT / "notebooks")]) == 0
-    assert len(list((tmp_path / "s").glob("0*.ipynb"))) == 8
+    assert len(list((tmp_path / "s").glob("0*.ipynb"))) == len(NOTEBOOKS) == 9
     p = tmp_path / "05_length_bias.ipynb"
     shutil.copy(ROOT / "notebooks" / p.name, p)
     assert main(["exercises", "write-notebooks", str(p), "--lang", "zh"]) == 0

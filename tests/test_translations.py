@@ -18,9 +18,19 @@ NOTEBOOKS = T.english_notebooks(ROOT / "notebooks")
 _LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 
+def _skip_if_pending(path):
+    """A notebook listed in translations.PENDING has no twin yet; once it has one, the entry must go."""
+    if path.name in T.PENDING:
+        assert not T.zh_path(path).exists(), f"{path.name} has a Chinese twin now: remove it from translations.PENDING"
+        pytest.skip(f"Chinese twin pending: {T.PENDING[path.name]}")
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_chinese_notebook_in_sync(path):
     problems = T.check(path)
+    if path.name in T.PENDING:
+        assert [p.kind for p in problems] == ["pending"], "\n".join(map(str, problems))
+    _skip_if_pending(path)
     assert not problems, "\n" + "\n".join(map(str, problems))
 
 
@@ -29,6 +39,7 @@ def test_chinese_links_resolve_from_notebooks_zh(path):
     """Relative links in a translation resolve from notebooks/zh (other notebooks -> zh twins).
     A link to a notebook that the English folder does not have yet either is not a translation
     problem and is left to the English notebook's owner."""
+    _skip_if_pending(path)
     zh = nbformat.read(T.zh_path(path), as_version=4)
     for k, cell in enumerate(zh.cells):
         if cell.cell_type != "markdown":
@@ -37,14 +48,26 @@ def test_chinese_links_resolve_from_notebooks_zh(path):
             target = target.split("#")[0]
             if re.match(r"[a-z]+:", target) or not target:
                 continue
-            if target.endswith(".ipynb") and "/" not in target and not (path.parent / target).exists():
-                continue
+            if target.endswith(".ipynb") and "/" not in target and (not (path.parent / target).exists()
+                                                                     or target in T.PENDING):
+                continue                        # a twin still pending: the link is the translator's job
             assert (T.zh_path(path).parent / target).exists(), f"{T.zh_path(path).name} cell {k}: broken link {target}"
 
 
 def test_every_english_notebook_has_a_twin_and_no_orphans():
     zh = {p.name for p in (ROOT / "notebooks" / "zh").glob("*.ipynb")}
-    assert zh == {p.name for p in NOTEBOOKS}
+    assert zh == {p.name for p in NOTEBOOKS} - set(T.PENDING)
+    assert set(T.PENDING) <= {p.name for p in NOTEBOOKS}, "translations.PENDING names a notebook that does not exist"
+
+
+def test_a_pending_twin_is_reported_as_pending_not_missing(tmp_path):
+    en = tmp_path / "notebooks" / next(iter(T.PENDING))
+    other = tmp_path / "notebooks" / "03_group_advantage.ipynb"
+    en.parent.mkdir(parents=True)
+    for p in (en, other):
+        shutil.copy(ROOT / "notebooks" / other.name, p)
+    assert [p.kind for p in T.check(en)] == ["pending"] and "PENDING" in str(T.check(en)[0])
+    assert [p.kind for p in T.check(other)] == ["missing"]
 
 
 # --- the check must fail on stale copies: deliberately broken twins in tmp_path -------------
@@ -161,6 +184,7 @@ def test_cli_rejects_a_missing_folder(capsys):
 def test_chinese_notebook_committed_without_outputs(path):
     from grpo_lab.notebook_tools import dirty_cells
 
+    _skip_if_pending(path)
     assert dirty_cells(T.zh_path(path)) == [], f"{T.zh_path(path).name}: clear outputs with `make clean-notebooks`"
 
 
@@ -169,8 +193,9 @@ def test_readme_zh_is_linked_from_the_top_of_readme_and_its_links_resolve():
     text = (ROOT / "README.zh.md").read_text(encoding="utf-8")
     targets = [t for t in _LINK.findall(text) if not re.match(r"[a-z]+:|#", t)]
     assert [t for t in targets if not (ROOT / t).exists()] == []
-    for path in NOTEBOOKS:                      # every notebook, and its Chinese twin
-        assert f"(notebooks/zh/{path.name})" in text, path.name
+    for path in NOTEBOOKS:                      # every notebook, and its Chinese twin (once it has one)
+        if path.name not in T.PENDING:
+            assert f"(notebooks/zh/{path.name})" in text, path.name
 
 
 # --- property: whatever the English side does, sync keeps what is still valid ---------------

@@ -64,11 +64,23 @@ def language(lang: str | None):
 
 
 def notebook_number(path) -> str:
-    """"03" for ``…/03_group_advantage.ipynb``; a ValueError for a name without the NN_ prefix."""
-    m = re.match(r"(\d\d)_", Path(path).name)
+    """"03" for ``…/03_group_advantage.ipynb``, "04b" for ``…/04b_kl_penalty.ipynb`` (a notebook split
+    off after NN keeps NN and takes a letter); a ValueError for a name without the NN_ / NNx_ prefix."""
+    m = re.match(r"(\d\d[a-z]?)_", Path(path).name)
     if not m:
-        raise ValueError(f"path must name a course notebook NN_name.ipynb, got {Path(path).name!r}")
+        raise ValueError(f"path must name a course notebook NN_name.ipynb (or NNx_name.ipynb), got {Path(path).name!r}")
     return m.group(1)
+
+
+def number_label(nn: str) -> str:
+    """How exercises are numbered in notebook ``nn``: "4" for "04", "4b" for "04b"."""
+    return nn.lstrip("0") or "0"
+
+
+def course_numbers() -> list[str]:
+    """"00", "01", …, "04", "04b", …, "07": the notebooks with an Exercises/Next tail, in course order."""
+    numbers = [notebook_number(name + ".ipynb") for name, _, _ in roadmap.NOTEBOOKS]
+    return [nn for nn in numbers if re.fullmatch(r"0[0-7][a-z]?", nn)]
 
 
 def _course_order() -> list[tuple[str, str]]:
@@ -121,7 +133,7 @@ def exercise_cells(nn: str, variant: str = "student", lang: str | None = None) -
             slug = _slug(e)
             gid = lambda role: f"{role}-{slug}"                     # noqa: E731  nbgrader grade_id
             meta = lambda role: {"grpo_lab": {"exercise": e.id, "role": role}}   # noqa: E731
-            head = f"**{tr('Exercise', '练习')} {int(nn)}.{k} · {KIND_LABEL[e.kind]} — {e.title}** (`{e.id}`)"
+            head = f"**{tr('Exercise', '练习')} {number_label(nn)}.{k} · {KIND_LABEL[e.kind]} — {e.title}** (`{e.id}`)"
             cells.append(_cell("markdown", f"{head}\n\n{e.prompt}", f"ex-{slug}-prompt", ("exercise", "prompt"),
                                **meta("prompt")))
             answer = {"student": e.stub_code, "solution": e.solution_code, "nbgrader": e.nbgrader_code}[variant]()
@@ -173,8 +185,10 @@ def write_notebook(path, variant: str = "student", lang: str | None = None, out=
 
 
 def course_notebooks(folder="notebooks") -> list[Path]:
-    """The notebooks 00–07 in ``folder`` (those that have exercises or a Next link)."""
-    return sorted(p for p in Path(folder).glob("0[0-7]_*.ipynb"))
+    """The notebooks 00–07 (04b included) in ``folder``, in course order (those that have exercises or a Next link)."""
+    order = {nn: k for k, nn in enumerate(course_numbers())}
+    paths = [p for p in Path(folder).glob("0[0-7]*_*.ipynb") if re.match(r"0[0-7][a-z]?_", p.name)]
+    return sorted(paths, key=lambda p: (order.get(notebook_number(p), len(order)), p.name))
 
 
 def build(variant: str, out, folder="notebooks", lang: str | None = None) -> list[Path]:
@@ -192,14 +206,14 @@ def build(variant: str, out, folder="notebooks", lang: str | None = None) -> lis
 
 
 def tails(variant: str = "student", numbers=None, lang: str | None = None):
-    """One notebook holding only the Exercises sections of notebooks 00–07 (what the tests execute).
+    """One notebook holding only the Exercises sections of notebooks 00–07 and 04b (what the tests execute).
 
     The Exercises section is self-contained (its setup cell imports what it uses), so running
     it after the rest of a notebook gives the same results as running it alone.
     """
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
-    for nn in numbers or [f"{k:02d}" for k in range(8)]:
+    for nn in numbers or course_numbers():
         nb.cells += [c for c in exercise_cells(nn, variant, lang) if "nav" not in c.metadata["tags"]]
     return nb
 
@@ -209,7 +223,7 @@ def main(argv=None) -> int:
                                  description="Write the Exercises sections of the notebooks, or build solution/nbgrader copies.")
     sub = ap.add_subparsers(dest="cmd", required=True)
     w = sub.add_parser("write-notebooks", help="(re)write the tagged Exercises + Next cells at the end of notebooks 00-07, in place")
-    w.add_argument("paths", nargs="*", help="notebooks (default: notebooks/0[0-7]_*.ipynb)")
+    w.add_argument("paths", nargs="*", help="notebooks (default: notebooks 00-07, 04b included)")
     w.add_argument("--lang", choices=i18n.LANGUAGES, default=None, help="language of the prompts (default: en)")
     for name, default, what in (("solutions", "build/solutions", "solution notebooks (stubs replaced by the reference answers)"),
                                 ("nbgrader", "build/nbgrader", "an nbgrader source folder (BEGIN/END SOLUTION, grade cells)")):

@@ -137,13 +137,14 @@ class TokenWeightsPanel(Panel):
         zeros = np.zeros((G, T))
         self.im_w = self.dynamic(self.ax_w.imshow(zeros, cmap=methods.PUSH_CMAP, vmin=-PUSH_LIM, vmax=PUSH_LIM,
                                                   aspect="auto", interpolation="nearest"))
+        # the ratio's colours saturate at the clip band 1 ± ε, so the ε slider always recolours the map
         self.im_r = self.dynamic(self.ax_r.imshow(zeros + 1, cmap="PuOr_r", aspect="auto", interpolation="nearest",
-                                                  norm=mcolors.TwoSlopeNorm(1.0, 0.5, 1.5)))
+                                                  norm=mcolors.TwoSlopeNorm(1.0, 0.8, 1.2)))
         self.clip_marks = self.dynamic(self.ax_r.plot([], [], "x", color="k", ms=6, mew=1.5,
                                                       label="clipped (no gradient)")[0])
         self.clip_marks_w = self.dynamic(self.ax_w.plot([], [], "x", color="k", ms=6, mew=1.5)[0])
         fig.colorbar(self.im_w, ax=self.ax_w, label="push (+ raises log π)")
-        fig.colorbar(self.im_r, ax=self.ax_r, label="ρ_{i,t}")
+        fig.colorbar(self.im_r, ax=self.ax_r, label="ρ_{i,t} (ends of the bar: 1 ± ε)")
         self.ax_w.set_title("push −∂loss/∂log π(o_{i,t})", fontsize=10)
         self.ax_r.set_title("ratio ρ_{i,t} (the only t-dependent factor)", fontsize=10)
         for ax in (self.ax_w, self.ax_r):
@@ -162,6 +163,9 @@ class TokenWeightsPanel(Panel):
     def draw(self, r):
         self.im_w.set_data(r["push"])
         self.im_r.set_data(r["ratio"])
+        if self.im_r.norm.vmax != 1 + r["eps"]:                  # the band moved: the colour bar's ends too
+            self.im_r.norm.vmin, self.im_r.norm.vmax = 1 - r["eps"], 1 + r["eps"]
+            self.request_full_redraw()
         ii, tt = np.nonzero(r["clipped"])
         self.clip_marks.set_data(tt, ii)
         self.clip_marks_w.set_data(tt, ii)

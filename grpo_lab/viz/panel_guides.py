@@ -135,8 +135,8 @@ PANEL_GUIDES = {
         "在式 (6) 下错误回答（实线）变长、正确回答变短；用 1/C 则没有漂移。把长度策略切到 'shared'，趋势就消失了。",
     ),
     "loss.clip": see(  # ClipPanel
-        'Raise ε_high above ε_low (clip-higher), then set the dual clip c to 3.',
-        '把 ε_high 调到高于 ε_low（clip-higher），再把双裁剪 c 设为 3。',
+        'Raise ε_high above ε_low (clip-higher); leave the dual clip c at 1 (off) until Appendix A.',
+        '把 ε_high 调到高于 ε_low（clip-higher）；双裁剪 c 保持为 1（关闭），到附录 A 再用。',
         'The grey regions, where the gradient is exactly 0, move along the ρ axis; the gradient curves (bottom) drop to 0 inside them.',
         '灰色区域（梯度严格为 0 的地方）沿 ρ 轴移动；下方的梯度曲线在灰色区域里降为 0。',
         "Clipping is one-sided: with Â > 0 the gradient survives at ρ < 1 − ε; it stops only where ρ has already moved far enough in Â's direction.",
@@ -145,8 +145,8 @@ PANEL_GUIDES = {
     "loss.token_weights": see(  # TokenWeightsPanel
         'Step the inner step k from 1 to 6.',
         '把内层步 k 从 1 调到 6。',
-        'At k = 1 each row is one flat colour (Â_i copied onto every token); later the ratio paints texture within rows and crosses mark clipped tokens. ε only matters from k = 2 on: at k = 1 every ρ is 1.',
-        'k = 1 时每一行是同一种颜色（Â_i 复制到每个 token）；之后比率在行内画出纹理，叉号标出被裁剪的 token。ε 从 k = 2 起才起作用：k = 1 时所有 ρ 都是 1。',
+        'At k = 1 each row is one flat colour (Â_i copied onto every token); later the ratio paints texture within rows and crosses mark clipped tokens. ε only matters from k = 2 on: at k = 1 every ρ is 1. The colours of the ratio map saturate at 1 ± ε, so moving ε recolours it; the crosses move only where a ratio crosses the new band.',
+        'k = 1 时每一行是同一种颜色（Â_i 复制到每个 token）；之后比率在行内画出纹理，叉号标出被裁剪的 token。ε 从 k = 2 起才起作用：k = 1 时所有 ρ 都是 1。比率图的颜色在 1 ± ε 处饱和，所以移动 ε 会改变它的颜色；只有当某个比率越过新的区间时叉号才会移动。',
         'The sign of a whole row is set by Â_i: blue rows are pushed up, red rows down, token by token alike.',
         '整行的符号由 Â_i 决定：蓝色行被往上推，红色行被往下压，每个 token 都一样。',
     ),
