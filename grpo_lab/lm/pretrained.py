@@ -266,27 +266,31 @@ def _discard(dest: Path, problem: str) -> None:
     except FileNotFoundError:
         return
     except OSError as e:
-        raise fsutil.StorageError(
-            f"the converted model in {str(dest)!r} is damaged ({problem}) and cannot be rebuilt there "
-            f"({fsutil.reason(e, dest)}): delete that folder (or ask whoever manages the cache), or "
-            + _WHERE) from None
+        raise _cannot_rebuild(dest, problem, e) from None
     shutil.rmtree(aside, ignore_errors=True)
+
+
+def _cannot_rebuild(dest: Path, problem: str, e: OSError) -> fsutil.StorageError:
+    return fsutil.StorageError(f"the converted model in {str(dest)!r} is damaged ({problem}) and cannot be rebuilt "
+                               f"there ({fsutil.reason(e, dest.parent)}): delete that folder (or ask whoever "
+                               f"manages the cache), or {_WHERE}")
 
 
 def ensure_converted(name: str, dest: Path, *, damaged: str | None = None) -> Path:
     """``dest`` holding the whole converted model ``name``: verified, else (re)built under the
     conversion lock. ``damaged``: the caller found it unreadable; rebuild it."""
     root = dest.parent
+    if root.is_dir():
+        fsutil.remove_stale_tmp(root)                     # temporaries of conversions that were killed
     problem = damaged or verify(dest)
     if problem is None:
         return dest
-    if root.is_dir():
-        fsutil.remove_stale_tmp(root)                     # temporaries of conversions that were killed
     cannot = fsutil.can_create_in(root)
+    if cannot is not None and dest.exists():
+        raise _cannot_rebuild(dest, problem, cannot)
     if cannot is not None:
-        what = ("the converted model is missing" if not dest.exists() else f"it is damaged ({problem})")
-        raise fsutil.StorageError(f"model {name!r} must be converted once into the cache {str(root)!r} ({what}), "
-                                  f"but {fsutil.reason(cannot, root)}. {_TODO}")
+        raise fsutil.StorageError(f"model {name!r} must be converted once into the cache {str(root)!r}, but "
+                                  f"{fsutil.reason(cannot, root)}. {_TODO}")
     spec = REGISTRY[name]
     free = fsutil.free_mb(root)
     if spec.converted_mb and free is not None and free < spec.converted_mb * 1.05:
