@@ -8,8 +8,9 @@ a masked array, a negative size, a file where a folder belongs, a corrupt checkp
 extreme-but-valid (a log-ratio of 89 in fp32, θ = −1e300), and is classified as
 
 =================  ==============================================================
-``clear_error``    ValueError/TypeError (or a CLI exit ≠ 0) whose message names the
-                   argument, flag or file it is about
+``clear_error``    ValueError/TypeError (or a CLI exit ≠ 0, or grpo_lab's one-line
+                   ``StorageError`` for a full or read-only disk) whose message names
+                   the argument, flag or file it is about
 ``warned``         accepted with a warning that names it (only for settings that are legal
                    but far outside sane ranges)
 ``correct``        an extreme-but-valid input that gave the right, finite answer
@@ -19,8 +20,10 @@ extreme-but-valid (a log-ratio of 89 in fp32, θ = −1e300), and is classified 
                    for an extreme one
 =================  ==============================================================
 
-It only imports names that already existed before issue 16, so the same script runs on
-an older checkout (``PYTHONPATH=<checkout> python scripts/bad_input_sweep.py``) to give the
+The run-folder, disk-full, cache and budget cases of issue 25 inject their faults
+(``OSError(ENOSPC)``, or the errors safetensors and torch raise on a full disk) by patching
+names that existed before that issue too. It only imports names that already existed before
+issue 16, so the same script runs on an older checkout (``PYTHONPATH=<checkout> python scripts/bad_input_sweep.py``) to give the
 before/after figures of docs/reliability.md. Offline: ``HF_HUB_OFFLINE=1`` is set.
 """
 from __future__ import annotations
@@ -271,6 +274,125 @@ def _trainer_cases():
         bad(f"Trainer({k}={v}) (legal, far outside sane ranges)", k, lambda k=k, v=v: _trainer(**{k: v}))
 
 
+# -- issue 25: folders that are not runs, full disks, full caches, budgets too small ------------------------
+FULL_ST = "Error while serializing: IoError(Os { code: 28, kind: StorageFull, message: \"No space left on device\" })"
+
+
+def _no_space(*_a, **_k):
+    import errno
+
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+@contextlib.contextmanager
+def _patched(obj, name, value):
+    old = getattr(obj, name, None)
+    setattr(obj, name, value)
+    try:
+        yield
+    finally:
+        if old is None:
+            delattr(obj, name)
+        else:
+            setattr(obj, name, old)
+
+
+def _own_folder(name, files):
+    f = SCRATCH / name
+    shutil.rmtree(f, ignore_errors=True)
+    for rel, text in files.items():
+        (f / rel).parent.mkdir(parents=True, exist_ok=True)
+        (f / rel).write_text(text)
+    return f
+
+
+def _cli_tiny(*flags):
+    return cli.main(["--hidden", "32", "--intermediate", "64", "--layers", "1", "--heads", "2", "--levels", "1",
+                     "--G", "2", "--prompts", "2", "--max-new", "4", "--warmstart-steps", "5", "--eval-per-level", "4",
+                     "--no-progress", "--threads", "1", "--device", "cpu", *flags])
+
+
+def _full_ref():
+    from grpo_lab.lm import checkpoint as ckpt
+    from grpo_lab.lm import trainer as tr
+
+    def full(model, tok, path):
+        raise RuntimeError(FULL_ST)
+
+    shutil.rmtree(SCRATCH / "full_ref", ignore_errors=True)
+    with _patched(ckpt, "save_model", full), _patched(tr, "save_model", full):
+        return _cli_tiny("--steps", "1", "--out", str(SCRATCH / "full_ref"))
+
+
+def _full_checkpoint():
+    real = torch.save
+
+    def save(obj, f, *a, **k):
+        if Path(str(f)).name == "optimizer.pt":
+            raise RuntimeError("[enforce fail at inline_container.cc:626] . unexpected pos 2304 vs 2198")
+        return real(obj, f, *a, **k)
+
+    shutil.rmtree(SCRATCH / "full_ck", ignore_errors=True)
+    with _patched(torch, "save", save):
+        return _cli_tiny("--steps", "2", "--out", str(SCRATCH / "full_ck"))
+
+
+def _full_metrics():
+    from grpo_lab.lm import checkpoint as ckpt
+
+    def fake_open(path, mode="r", *a, **k):
+        if str(path).endswith("metrics.jsonl") and "a" in mode:
+            _no_space()
+        return open(path, mode, *a, **k)
+
+    shutil.rmtree(SCRATCH / "full_metrics", ignore_errors=True)
+    with _patched(ckpt, "open", fake_open):
+        return _run(steps=2, out=str(SCRATCH / "full_metrics"))
+
+
+def _full_lock_on_resume():
+    out = SCRATCH / "full_lock"
+    shutil.rmtree(out, ignore_errors=True)
+    _cli_tiny("--steps", "1", "--out", str(out))
+    real = os.open
+
+    def full_open(path, flags, *a, **k):
+        if str(path).endswith(".lock") and flags & os.O_CREAT:
+            _no_space()
+        return real(path, flags, *a, **k)
+
+    with _patched(os, "open", full_open):
+        return _cli_tiny("--steps", "2", "--out", str(out), "--resume")
+
+
+def _full_warmstart_cache():
+    from grpo_lab.lm import warmstart
+
+    def full(model, tok, path):
+        raise RuntimeError(FULL_ST)
+
+    from grpo_lab.lm.trainer import Trainer
+
+    with _patched(warmstart, "save_model", full):
+        return Trainer(GRPOConfig.preset("grpo", **{**TINY, "cache_dir": str(SCRATCH / "full_cache")}))
+
+
+def _issue25_cases():
+    mine = {"ref/notes.txt": "my notes", "metrics.csv": "step,score\n1,0.5\n", "eval_before.json": "{}"}
+    bad("cli --resume on a folder of one's own (ref/notes.txt, metrics.csv)", "not a grpo_lab run",
+        lambda: _cli_tiny("--steps", "2", "--resume", "--out", str(_own_folder("own_resume", mine))))
+    bad("Trainer(out=<a folder holding one's own config.json>)", "config.json",
+        lambda: _trainer(out=str(_own_folder("own_config", {"config.json": '{"mine": 1}'}))))
+    bad("cli: disk full writing ref/ (SafetensorError)", "ref", _full_ref)
+    bad("cli: disk full writing a checkpoint (torch 'enforce fail')", "checkpoint", _full_checkpoint)
+    bad("train: disk full appending metrics", "metrics.jsonl", _full_metrics)
+    bad("cli --resume with the disk still full (run lock)", ".lock", _full_lock_on_resume)
+    bad("Trainer: warm-start cache full (carry on uncached)", "could not cache", _full_warmstart_cache)
+    bad("Trainer(max_new=1) (too small for any answer)", "max-new", lambda: _trainer(max_new=1))
+    bad("cli --prompts 1 (fewer prompts than levels)", "per level",
+        lambda: cli.main(["--steps", "1", "--out", str(SCRATCH / "p1"), "--prompts", "1"]))
+
+
 def _resume_changed():
     out = SCRATCH / "resume_changed"
     shutil.rmtree(out, ignore_errors=True)
@@ -297,11 +419,21 @@ def classify(kind, token, fn):
             return ("clear_error" if _names(token, msg[0]) else "unclear_error"), msg[0][:160]
         except (ValueError, TypeError) as e:
             return ("clear_error" if _names(token, str(e)) else "unclear_error"), f"{type(e).__name__}: {e}"[:160]
+        except OSError as e:
+            if type(e).__name__ != "StorageError":     # a raw OSError from deep inside
+                return "raw_traceback", f"{type(e).__name__}: {e}"[:160]
+            return ("clear_error" if _names(token, str(e)) else "unclear_error"), f"{type(e).__name__}: {e}"[:160]
         except Exception as e:   # noqa: BLE001 - that is what is being counted
             if "diverged" in str(e) and token == "diverged":
                 return "clear_error", f"{type(e).__name__}: {e}"[:160]
             return "raw_traceback", f"{type(e).__name__}: {e}"[:160]
         warned = [str(x.message) for x in w if token and _names(token, str(x.message))]
+    if kind == "bad" and isinstance(result, int) and not isinstance(result, bool) and result != 0 \
+            and "python -m grpo_lab train" in err.getvalue():
+        msg = err.getvalue().strip().splitlines()[-1:] or [""]      # a CLI that returned its exit code
+        if "Traceback" in err.getvalue():
+            return "raw_traceback", msg[0][:160]
+        return ("clear_error" if _names(token, msg[0]) else "unclear_error"), msg[0][:160]
     if kind == "extreme":
         try:
             ok = fn[1](result) and not any(issubclass(x.category, RuntimeWarning) for x in w)
@@ -329,6 +461,7 @@ def main(argv=None):
     BASE[5] = str(SCRATCH / "cli_out")
     os.environ["GRPO_LAB_CACHE"] = str(SCRATCH / "cache")
     _trainer_cases()
+    _issue25_cases()
     rows = []
     for case_id, kind, token, fn in CASES:
         outcome, detail = classify(kind, token, fn)

@@ -31,7 +31,7 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from grpo_lab.lm import runfolder
+from grpo_lab.lm import fsutil, runfolder
 from grpo_lab.lm.guard import all_finite
 from grpo_lab.lm.model import load_model, save_model
 
@@ -47,8 +47,12 @@ class RunLocked(ValueError):
 
 
 # -- the run folder and its lock -------------------------------------------------------------
-def check_folder(path: Path, what: str) -> None:
-    """Refuse, before any work, a folder path that cannot be created or written (``what`` names it)."""
+def check_folder(path: Path, what: str, *, writable: bool = True) -> None:
+    """Refuse, before any work, a folder path that cannot be created or written (``what`` names it).
+
+    ``writable=False``: only a file in the way is refused; a read-only folder is fine (a shared cache
+    that is only read; what cannot be cached is then said when it happens).
+    """
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise ValueError(f"{what} {str(p)!r} is a file, not a folder; pass a folder path")
@@ -57,7 +61,7 @@ def check_folder(path: Path, what: str) -> None:
         anc = anc.parent
     if not anc.is_dir():
         raise ValueError(f"{what} {str(p)!r} cannot be created: {str(anc)!r} is a file, not a folder")
-    if not os.access(anc, os.W_OK | os.X_OK):
+    if writable and not os.access(anc, os.W_OK | os.X_OK):
         raise ValueError(f"{what} {str(p)!r} cannot be created: {str(anc)!r} is not writable")
 
 
@@ -70,17 +74,7 @@ def make_folder(path: Path, what: str) -> None:
         raise ValueError(f"{what} {str(path)!r} cannot be created: {e.strerror or e}") from None
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:                                           # a zombie (killed, not yet reaped) is gone too
-        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
+_alive = fsutil.alive            # a zombie (killed, not yet reaped) is gone too
 
 
 class RunLock:
@@ -102,9 +96,17 @@ class RunLock:
             except FileExistsError:
                 if self._take_over_or_refuse(me):
                     continue
+            except OSError as e:          # disk full, read-only: nothing was created
+                raise fsutil.write_error("the run lock", self.path, e, "Free space on that disk (or choose "
+                                         "another --out), then run again") from None
             else:
-                with os.fdopen(fd, "w") as f:
-                    f.write(json.dumps(me))
+                try:
+                    with os.fdopen(fd, "w") as f:
+                        f.write(json.dumps(me))
+                except OSError as e:      # a 0-byte lock would block the next run: remove it
+                    self.path.unlink(missing_ok=True)
+                    raise fsutil.write_error("the run lock", self.path, e, "Free space on that disk (or "
+                                             "choose another --out), then run again") from None
                 self.held = True
                 return
         raise RunLocked(f"could not take the lock {str(self.path)!r}; another process keeps creating it")
@@ -147,12 +149,7 @@ class RunLock:
 
 
 # -- writing ------------------------------------------------------------------------------------
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+_fsync = fsutil.fsync
 
 
 def fsync_tree(folder: Path) -> None:
@@ -179,10 +176,17 @@ def save_ref(out: Path, model, tok) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     tmp = root / ".tmp_ref"
     shutil.rmtree(tmp, ignore_errors=True)
-    save_model(model, tok, tmp)
-    runfolder.record(out, *(f"ref/{p.name}" for p in sorted(tmp.iterdir())))
-    fsync_tree(tmp)
     dest = out / "ref"
+    try:
+        save_model(model, tok, tmp)
+        runfolder.record(out, *(f"ref/{p.name}" for p in sorted(tmp.iterdir())))
+        fsync_tree(tmp)
+    except Exception as e:   # OSError, SafetensorError, RuntimeError: none says "disk full" by itself
+        shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(e, (runfolder.NotARunFolder, fsutil.StorageError)):
+            raise
+        raise fsutil.write_error("the reference model", dest, e, "Free space on that disk (or choose another "
+                                 "--out), then run again") from None
     try:
         os.replace(tmp, dest)
     except OSError:
@@ -206,10 +210,17 @@ def write_checkpoint(out: Path, step: int, policy, tok, opt, state: dict, keep: 
     remove_stale_tmp(out)
     path = root / f"step_{step:06d}"
     tmp = root / f".tmp_step_{step:06d}"
-    save_model(policy, tok, tmp)
-    torch.save(opt.state_dict(), tmp / "optimizer.pt")
-    (tmp / "state.json").write_text(json.dumps(state))
-    fsync_tree(tmp)
+    try:
+        save_model(policy, tok, tmp)
+        torch.save(opt.state_dict(), tmp / "optimizer.pt")
+        (tmp / "state.json").write_text(json.dumps(state))
+        fsync_tree(tmp)
+    except Exception as e:   # OSError, SafetensorError, torch's "enforce fail at inline_container.cc"
+        shutil.rmtree(tmp, ignore_errors=True)
+        prev = latest_checkpoint(out)
+        raise fsutil.write_error(f"the checkpoint of step {step}", path, e, "Nothing half-written was kept; "
+                                 + (f"the last checkpoint ({prev.name}) is intact. " if prev else "")
+                                 + "Free space on that disk, then continue with --resume") from None
     shutil.rmtree(path, ignore_errors=True)
     os.replace(tmp, path)
     _fsync(root)
@@ -321,14 +332,26 @@ def clear_run(out: Path) -> None:
 # -- metrics files ------------------------------------------------------------------------------
 def append_metrics(out: Path, row: dict) -> None:
     """Append one step's row to ``metrics.csv`` and ``metrics.jsonl`` (NaN → null in JSON)."""
-    csv = out / "metrics.csv"
+    csv, jl = out / "metrics.csv", out / "metrics.jsonl"
     header = not csv.exists()
     if header:
         runfolder.record(out, "metrics.csv", "metrics.jsonl")
-    pd.DataFrame([row]).to_csv(csv, mode="a", header=header, index=False)
-    with open(out / "metrics.jsonl", "a") as f:
-        f.write(json.dumps({k: (None if isinstance(v, float) and math.isnan(v) else v)
-                            for k, v in row.items()}) + "\n")
+    sizes = {p: (p.stat().st_size if p.exists() else 0) for p in (csv, jl)}
+    line = json.dumps({k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}) + "\n"
+    target = csv
+    try:
+        pd.DataFrame([row]).to_csv(csv, mode="a", header=header, index=False)
+        target = jl
+        with open(jl, "a") as f:
+            f.write(line)
+    except OSError as e:               # disk full: cut both files back to their whole rows, name the file
+        for p, size in sizes.items():
+            try:
+                os.truncate(p, size)
+            except OSError:
+                pass
+        raise fsutil.write_error(f"the metrics of step {row.get('step')}", target, e, "Free space on that disk, "
+                                 "then continue with --resume (from the last checkpoint)") from None
 
 
 def _whole_lines(path: Path) -> str:
@@ -347,7 +370,7 @@ def truncate_metrics(out: Path, step: int) -> list[dict]:
     df = pd.read_csv(io.StringIO(text)) if text.count("\n") > 1 else pd.DataFrame()
     df = df[df["step"] <= step] if len(df) else df
     if len(df):
-        df.to_csv(csv, index=False)
+        runfolder.replace_text(csv, df.to_csv(index=False))
     else:
         csv.unlink()
     jl = out / "metrics.jsonl"
@@ -359,5 +382,5 @@ def truncate_metrics(out: Path, step: int) -> list[dict]:
                     keep.append(ln)
             except (ValueError, KeyError, TypeError):
                 continue
-        jl.write_text("".join(ln + "\n" for ln in keep))
+        runfolder.replace_text(jl, "".join(ln + "\n" for ln in keep))
     return df.to_dict("records")

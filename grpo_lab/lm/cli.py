@@ -53,34 +53,77 @@ def main(argv=None) -> int:
         warnings.formatwarning = default_format
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, a batch scheduler's time limit), turned into an exception so that the
+    run's ``finally`` blocks release its lock on the way out."""
+
+
+def _on_sigterm(signum, frame):
+    raise Terminated()
+
+
+def _stopped(ap, e: KeyboardInterrupt, trainer) -> int:
+    """One line for Ctrl-C / SIGTERM, never a traceback; exit 130 (SIGINT) or 143 (SIGTERM)."""
+    how = "terminated (SIGTERM)" if isinstance(e, Terminated) else "interrupted"
+    if trainer is None:
+        print(f"{ap.prog}: {how} during start-up, before the first step; nothing was trained (run the same "
+              f"command again; the warm start is cached once it has finished)", file=sys.stderr)
+    else:
+        print(f"{ap.prog}: {how} during step {trainer.step_count + 1}; continue with --resume "
+              f"(from the last checkpoint)", file=sys.stderr)
+    return 143 if isinstance(e, Terminated) else 130
+
+
 def _main(argv) -> int:
     from grpo_lab.lm.flags import config_from_args, flag_message
 
     ap = build_parser()
     args = ap.parse_args(sys.argv[1:] if argv is None else argv)
     cfg = config_from_args(ap, args)
+    previous = _install_sigterm()
+    trainer = None
     try:
-        from grpo_lab.lm.trainer import Trainer
+        try:
+            from grpo_lab.lm.trainer import Trainer
 
-        trainer = Trainer(cfg)
-    except (ValueError, TypeError) as e:
-        ap.error(flag_message(str(e)))
-    from grpo_lab.lm.trainer import TrainingDiverged
+            trainer = Trainer(cfg)
+        except (ValueError, TypeError) as e:
+            ap.error(flag_message(str(e)))
+        except OSError as e:                  # disk full, read-only folder: one line naming the path
+            print(f"{ap.prog}: error: {e}", file=sys.stderr)
+            return 1
+        from grpo_lab.lm.trainer import TrainingDiverged
 
-    try:
-        df = trainer.run()
-    except (TrainingDiverged, ValueError, OSError) as e:   # one clear line, not a traceback
-        print(f"{ap.prog}: error: {flag_message(str(e))}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print(f"{ap.prog}: interrupted during step {trainer.step_count + 1}; continue with --resume "
-              f"(from the last checkpoint)", file=sys.stderr)
-        return 130
+        try:
+            df = trainer.run()
+        except (TrainingDiverged, ValueError, OSError) as e:   # one clear line, not a traceback
+            print(f"{ap.prog}: error: {flag_message(str(e))}", file=sys.stderr)
+            return 1
+    except KeyboardInterrupt as e:
+        return _stopped(ap, e, trainer)
+    finally:
+        _restore_sigterm(previous)
     before, after = df.attrs["eval_before"]["greedy"], df.attrs["eval_after"]["greedy"]
     print(json.dumps({"steps": int(trainer.step_count), "out": cfg.out,
                       "heldout_acc_before": round(before["acc"], 4), "heldout_acc_after": round(after["acc"], 4),
                       "last_reward_mean": round(float(df["reward_mean"].iloc[-1]), 4) if len(df) else None}))
     return 0
+
+
+def _install_sigterm():
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, _on_sigterm)
+
+
+def _restore_sigterm(previous) -> None:
+    import signal
+
+    if previous is not None:
+        signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

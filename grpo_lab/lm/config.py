@@ -221,7 +221,12 @@ class GRPOConfig:
         c.integer("warmstart_batch", self.warmstart_batch, low=1)
         if self.warmstart_target is not None:
             c.in_range("warmstart_target", self.warmstart_target, 0.0, 1.0, low_open=True)
-        c.integer("prompts_per_step", self.prompts_per_step, low=len(self.levels))
+        c.integer("prompts_per_step", self.prompts_per_step)
+        if self.prompts_per_step < len(self.levels):
+            raise ValueError(f"prompts_per_step must be >= {len(self.levels)}, got {self.prompts_per_step}: every step "
+                             f"draws at least one prompt per level (levels = {','.join(map(str, self.levels))}), so "
+                             f"that every level's reward is measured at every step; use >= {len(self.levels)} "
+                             f"prompts or fewer levels")
         if isinstance(self.G, bool) or not isinstance(self.G, int):
             raise TypeError(f"G must be an integer, got {self.G!r}")
         if self.G < 2:

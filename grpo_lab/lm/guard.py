@@ -68,6 +68,23 @@ SANE_RANGES = {
 }
 
 
+def budget_warning(cfg, tok, problems) -> str | None:
+    """A message when ``cfg.max_new`` cannot hold the longest correct answer to ``problems`` (its
+    tokens and the end-of-response token): those responses are cut off and score 0, silently."""
+    from grpo_lab.lm.evaluation import encode_answers
+
+    if not problems:
+        return None
+    lengths = [len(a) for a in encode_answers(tok, problems)]
+    need, fits = max(lengths), sum(n <= cfg.max_new for n in lengths)
+    if cfg.max_new >= need:
+        return None
+    share = "no held-out answer fits, so every reward will be 0" if fits == 0 else \
+        f"only {fits} of {len(lengths)} held-out answers fit; the others are cut off and score 0"
+    return (f"max_new (--max-new) = {cfg.max_new} is too small for an answer: the longest correct answer takes "
+            f"{need} tokens (the answer and the end-of-response token); {share}. Use --max-new {need} or more")
+
+
 def sanity_warnings(cfg) -> list[str]:
     """One message per field of ``cfg`` far outside :data:`SANE_RANGES` (empty for the presets)."""
     out = []

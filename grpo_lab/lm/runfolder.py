@@ -28,6 +28,8 @@ import time
 import warnings
 from pathlib import Path
 
+from grpo_lab.lm import fsutil
+
 MARKER = ".grpo_lab_run.json"
 FORMAT = 1
 # entries that do not make a folder "not empty": our own lock and marker temporaries, and
@@ -96,6 +98,9 @@ def _write_marker(out: Path, marker: dict, *, exclusive: bool = False) -> bool:
                 return False
         else:
             os.replace(tmp, path)
+    except OSError as e:
+        raise fsutil.write_error("the run-folder marker", path, e, "Free space on that disk (or choose another "
+                                 "--out), then run again") from None
     finally:
         tmp.unlink(missing_ok=True)
     return True
@@ -159,10 +164,26 @@ def record(out: Path, *relpaths: str) -> None:
         _write_marker(out, marker)
 
 
+def replace_text(path: Path, text: str) -> None:
+    """Write ``path`` whole or not at all (temporary file, fsync, rename); a failure is one line naming it."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise fsutil.write_error(path.name, path, e, "Free space on that disk (or choose another --out), then "
+                                 "continue with --resume") from None
+
+
 def write_text(out: Path, name: str, text: str) -> None:
-    """Write the run file ``out/name`` (recorded first)."""
+    """Write the run file ``out/name`` (recorded first), whole or not at all."""
     record(out, name)
-    (Path(out) / name).write_text(text)
+    replace_text(Path(out) / name, text)
 
 
 def written(out: Path) -> list[str]:

@@ -51,7 +51,7 @@ from grpo_lab.lm import microbatch, pretrained, runfolder
 from grpo_lab.lm.chat_tasks import task_for
 from grpo_lab.lm.config import GRPOConfig
 from grpo_lab.lm.evaluation import evaluate
-from grpo_lab.lm.guard import TrainingDiverged, check_finite, guarded_step, sanity_warnings
+from grpo_lab.lm.guard import TrainingDiverged, budget_warning, check_finite, guarded_step, sanity_warnings
 from grpo_lab.lm.metrics import (CONDITIONAL_COLUMNS, METRICS, TIMING_COLUMNS, Timer, metric_definitions,
                                  metrics_markdown, sampling_metrics)
 from grpo_lab.lm.model import make_model
@@ -107,9 +107,9 @@ class Trainer:
         # paths first, before any work (the warm start may take minutes)
         if self.out is not None:
             ckpt.check_folder(self.out, "out (the run folder)")
-        if cfg.warmstart_steps and cfg.cache_dir is not False:
-            ckpt.make_folder(Path(cfg.cache_dir) if cfg.cache_dir else default_cache_dir(),
-                             "the warm-start cache folder (cache_dir, or $GRPO_LAB_CACHE)")
+        if cfg.warmstart_steps and cfg.cache_dir is not False:   # read-only is fine: it may only be read
+            ckpt.check_folder(Path(cfg.cache_dir) if cfg.cache_dir else default_cache_dir(),
+                              "the warm-start cache folder (cache_dir, or $GRPO_LAB_CACHE)", writable=False)
         self._lock = None
         if self.out is not None:
             ckpt.make_folder(self.out, "out (the run folder)")
@@ -168,6 +168,8 @@ class Trainer:
             init = f"random:seed={cfg.seed}"
         self.policy.to(self.device)
         self.task, self.eval_problems = task_for(cfg, self.tok)
+        if (msg := budget_warning(cfg, self.tok, self.eval_problems)) is not None:
+            warnings.warn(msg, UserWarning, stacklevel=4)
         if resumed:
             self.warmstart_info = {"cached": None, "resumed": True}
         elif not isinstance(self.task, AdditionTask):   # the SFT demonstrations are character-task ones

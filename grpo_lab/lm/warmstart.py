@@ -17,8 +17,8 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 import time
+import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -28,6 +28,7 @@ import transformers
 
 from grpo_lab import __version__, _checks
 from grpo_lab.losses import aggregate
+from grpo_lab.lm import fsutil
 from grpo_lab.lm.evaluation import encode_answers, encode_prompts, evaluate
 from grpo_lab.lm.model import load_model, save_model
 from grpo_lab.lm.rollout import Rollout, token_logp
@@ -169,6 +170,8 @@ def warm_start(model, tok, task: AdditionTask, cfg: SFTConfig, *, init: str, dev
     root = None if cache_dir is False else Path(cache_dir) if cache_dir else default_cache_dir()
     key = cache_key(model, tok, task, cfg, init)
     path = None if root is None else root / f"warmstart-{key}"
+    if root is not None:
+        fsutil.remove_stale_tmp(root, ".tmp-warmstart")          # left by a save that was killed
     if path is not None and (path / "config.json").is_file() and (path / "meta.json").is_file():
         try:
             meta = json.loads((path / "meta.json").read_text())
@@ -178,25 +181,42 @@ def warm_start(model, tok, task: AdditionTask, cfg: SFTConfig, *, init: str, dev
                            "losses": meta.get("losses", []), "probe": meta.get("probe", []),
                            "steps": meta.get("steps")}
         except Exception as e:   # a truncated or corrupt entry: the cache is only a cache, rebuild it
-            import warnings
-
             warnings.warn(f"warm-start cache entry {str(path)!r} is unreadable ({type(e).__name__}); "
                           f"rebuilding it", UserWarning, stacklevel=2)
             shutil.rmtree(path, ignore_errors=True)
     model.to(device)
     res = sft(model, tok, task, cfg, device=device, progress=progress)
-    if path is not None:
-        root.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=".tmp-warmstart-", dir=root))
-        save_model(model, tok, tmp)
-        (tmp / "meta.json").write_text(json.dumps({"key": key, "sft": asdict(cfg), "init": init,
-                                                   "task": task.spec(), **res}))
-        try:
-            tmp.rename(path)
-        except OSError:   # another process cached the same key first
-            shutil.rmtree(tmp, ignore_errors=True)
+    if path is not None and not _save_entry(model, tok, root, path, {"key": key, "sft": asdict(cfg), "init": init,
+                                                                     "task": task.spec(), **res}, t0):
+        path = None
     return model, {"cached": False, "seconds": time.perf_counter() - t0, "path": None if path is None else str(path),
                    **res}
+
+
+def _save_entry(model, tok, root: Path, path: Path, meta: dict, t0: float) -> bool:
+    """Cache the warm-started model at ``path``, whole or not at all. A cache that is full or
+    read-only is only a cache: warn and carry on uncached (False)."""
+    tmp = None
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        tmp = fsutil.make_tmp_dir(root, "warmstart")
+        save_model(model, tok, tmp)
+        (tmp / "meta.json").write_text(json.dumps(meta))
+        try:
+            tmp.rename(path)
+        except OSError:
+            if not (path / "meta.json").is_file():
+                raise
+            shutil.rmtree(tmp, ignore_errors=True)   # another process cached the same key first
+        return True
+    except Exception as e:   # OSError, or safetensors' SafetensorError on a full disk
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+        warnings.warn(f"could not cache the warm start in {str(root)!r} ({fsutil.reason(e, root)}); carrying on "
+                      f"without caching it, so the next run trains it again (~{time.perf_counter() - t0:.0f} s). "
+                      f"Point GRPO_LAB_CACHE (or cache_dir) at a writable folder with space to keep it",
+                      UserWarning, stacklevel=3)
+        return False
 
 
 __all__ = ["SFTConfig", "sft", "warm_start", "demonstrations", "cache_key", "default_cache_dir"]
