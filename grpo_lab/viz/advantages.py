@@ -1,6 +1,6 @@
 """Panels and figures for notebook 03: group advantages, degenerate groups, difficulty bias.
 
-Seed 000 §1 (eq. (1), edge cases, difficulty bias) and seed 004 §三–四 (worked groups,
+Lecture notes 000 §1 (eq. (1), edge cases, difficulty bias) and lecture notes 004 §三–四 (worked groups,
 degenerate groups, the four remedies, Dr. GRPO's first fix). Every number drawn here comes
 from :mod:`grpo_lab.advantages` and :mod:`grpo_lab.bias`.
 """
@@ -301,7 +301,7 @@ class DifficultyPanel(ReadoutPanel):
 
 
 # ---------------------------------------------------------------------------------
-# Panel 3: noise amplification with continuous rewards (seed 000 §1.3)
+# Panel 3: noise amplification with continuous rewards (lecture notes 000 §1.3)
 # ---------------------------------------------------------------------------------
 @register("advantages.noise")
 class NoisePanel(ReadoutPanel):
@@ -351,7 +351,7 @@ class NoisePanel(ReadoutPanel):
 
 
 # ---------------------------------------------------------------------------------
-# Panel 4: a batch of prompts and the four remedies (seed 004 §三)
+# Panel 4: a batch of prompts and the four remedies (lecture notes 004 §三)
 # ---------------------------------------------------------------------------------
 @register("advantages.remedies")
 class RemediesPanel(ReadoutPanel):

@@ -1,4 +1,4 @@
-"""Panels and figures for notebook 01: baselines on the two-armed bandit (seed 004 §二)."""
+"""Panels and figures for notebook 01: baselines on the two-armed bandit (lecture notes 004 §二)."""
 from __future__ import annotations
 
 import functools
