@@ -47,7 +47,7 @@ import pandas as pd
 import torch
 
 from grpo_lab.lm import checkpoint as ckpt
-from grpo_lab.lm import microbatch, pretrained
+from grpo_lab.lm import lora, microbatch, pretrained
 from grpo_lab.lm.chat_tasks import task_for
 from grpo_lab.lm.config import GRPOConfig
 from grpo_lab.lm.evaluation import evaluate
@@ -139,12 +139,12 @@ class Trainer:
                       f"restarting it from the warm start, step 0", file=sys.stderr)
                 ckpt.clear_run(out)
         self._build_models(resumed)
-        self.opt = torch.optim.AdamW(self.policy.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+        self.opt = torch.optim.AdamW(lora.trainable(self.policy), lr=cfg.lr, weight_decay=cfg.weight_decay)
         if resumed:
             self._load_checkpoint()
         elif out is not None:
             (out / "config.json").write_text(self.cfg.to_json())
-            if self.ref is not None:
+            if self.ref is not None and not cfg.lora_rank:     # under LoRA π_ref is the base --model
                 save_model(self.ref, self.tok, out / "ref")
 
     def close(self):
@@ -178,11 +178,16 @@ class Trainer:
                                                           device=self.device, cache_dir=cfg.cache_dir,
                                                           progress=cfg.progress)
         self.policy.to(self.device).train()
+        self.ref = None
+        if cfg.lora_rank:               # π_ref is the frozen base model (rebuilt from --model on resume)
+            lora.check(cfg, self.policy)
+            if self.need_ref:
+                self.ref = copy.deepcopy(self.policy).to(self.device).eval().requires_grad_(False)
+            self.policy = lora.wrap(self.policy, cfg).to(self.device).train()
         if cfg.gradient_checkpointing:
             enable_checkpointing(self.policy)
         self._sampler = Bf16Sampler(self.policy) if self.amp == "always" else None
-        self.ref = None
-        if self.need_ref:
+        if self.need_ref and self.ref is None:
             if resumed:   # never a copy of the (not warm-started) policy: that would be a random π_ref
                 ref = self.out / "ref"
                 if not ref.is_dir():
@@ -360,7 +365,7 @@ class Trainer:
         """Load the newest intact checkpoint (a corrupt newer one is skipped with a warning)."""
         path, state, policy_sd, opt_sd = ckpt.load_newest_intact(self.out, self.device)
         self._check_resumable_config(state["config"])
-        self.policy.load_state_dict(policy_sd)
+        lora.load_state(self.policy, policy_sd)
         self.opt.load_state_dict(opt_sd)
         self.step_count = self._last_ckpt_step = int(state["step"])
         self.eval_before = state.get("eval_before")
