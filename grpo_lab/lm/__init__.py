@@ -12,7 +12,7 @@ lock, checkpoints) and :mod:`~grpo_lab.lm.guard` (divergence guard), :mod:`~grpo
 A real pretrained model: :mod:`~grpo_lab.lm.pretrained` (``--model smollm2-135m``, the GGUF →
 safetensors cache), :mod:`~grpo_lab.lm.chat_tasks` (natural-language arithmetic in the chat
 template; ``tasks.extract_answer``), :mod:`~grpo_lab.lm.microbatch` (gradient accumulation over
-groups), :mod:`~grpo_lab.lm.real_runs` (notebook 08's cached runs).
+groups), :mod:`~grpo_lab.lm.real_runs` (the capstone experiment of notebook 08).
 
 Imports are lazy so that ``import grpo_lab.lm`` stays cheap.
 """

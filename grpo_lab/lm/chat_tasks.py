@@ -30,9 +30,25 @@ one, else 0 (a truncated reply gets 0, as in the character task); ``"correct_for
 finishing and stating an answer even when it is wrong; it is not needed for learning here
 (the base model already ends most greedy replies with a number).
 
-Held-out split: a hash of the operands puts ≈ ``heldout_frac`` of them aside, as in the
-character task (the names and objects of a word problem are not part of the hash, so a
-held-out problem is new in its numbers, not only in its wording).
+Held-out split: a hash of the operands puts a fraction of them aside, as in the character
+task (the names and objects of a word problem are not part of the hash, so a held-out
+problem is new in its numbers, not only in its wording; a + b and b + a hash alike, so they
+are one problem and fall on the same side). The fraction is per level
+(:data:`HELDOUT_FRAC`), chosen so that every level has enough *distinct* held-out problems
+(distinct = a different unordered operand tuple) for an evaluation with intervals:
+
+=====  ==========================  ================  =========================
+level  distinct operand tuples     held-out fraction  distinct held-out tuples
+=====  ==========================  ================  =========================
+1      55                          0.4                19
+2      4 095                       0.1                411
+3      190                         0.4                76
+4      7 265                       0.1                702
+=====  ==========================  ================  =========================
+
+(:meth:`ChatTask.n_heldout` counts them; a test checks the table.) Level 3 gives up 40 % of
+its small operand space so that 72 distinct word problems can be evaluated; 114 distinct
+tuples remain for training.
 """
 from __future__ import annotations
 
@@ -46,6 +62,10 @@ from grpo_lab.lm.tasks import CHAT_LEVELS, REWARD_MODES, extract_answer
 _NAMES = ("Tom", "Anna", "Li Wei", "Sara", "Omar", "Mei", "Jonas", "Priya")
 _ITEMS = ("apples", "pencils", "stickers", "marbles", "books", "cookies")
 TAG_INSTRUCTION = " Put the final answer inside <answer></answer>."
+# the fraction of each level's distinct operand tuples held out (see the module docstring)
+HELDOUT_FRAC = {1: 0.4, 2: 0.1, 3: 0.4, 4: 0.1}
+# the prompt-only baseline's better instruction (notebook 08): no training, only the prompt
+BRIEF_INSTRUCTION = "Reply with only the final number."
 
 
 @dataclass(frozen=True)
@@ -56,6 +76,7 @@ class ChatProblem:
     level: int
     variant: int = 0          # picks the name/object of a word problem (not part of the held-out hash)
     tags: bool = False        # ask for the answer inside <answer></answer>
+    instruction: str = ""     # appended to the question (the capstone's prompt-only baseline)
 
     @property
     def answer(self) -> str:
@@ -74,7 +95,7 @@ class ChatProblem:
         else:
             q = (f"{name} has {n[0]} {item}, gets {n[1]} more and then gives {n[2]} to a friend. "
                  f"How many {item} does {name} have now?")
-        return q + (TAG_INSTRUCTION if self.tags else "")
+        return q + (TAG_INSTRUCTION if self.tags else "") + (" " + self.instruction if self.instruction else "")
 
     def messages(self) -> list[dict]:
         return [{"role": "user", "content": self.prompt}]
@@ -91,8 +112,24 @@ def _draw_numbers(level: int, rng: np.random.Generator) -> tuple:
     return a, b, int(rng.integers(1, a + 1))
 
 
+def _all_numbers(level: int):
+    """Every operand tuple of ``level`` (the support of :func:`_draw_numbers`), in a fixed order."""
+    if level == 1:
+        return [(a, b) for a in range(10) for b in range(10)]
+    if level == 2:
+        return [(a, b) for a in range(10, 100) for b in range(10, 100)]
+    if level == 3:
+        return [(a, b) for a in range(2, 21) for b in range(2, 21)]
+    return [(a, b, c) for a in range(10, 31) for b in range(2, 21) for c in range(1, a + 1)]
+
+
+def problem_key(numbers: tuple) -> tuple:
+    """The identity of a problem: a + b and b + a are the same problem."""
+    return tuple(sorted(numbers[:2])) + tuple(numbers[2:])
+
+
 def _heldout_hash(numbers: tuple, level: int) -> int:
-    key = tuple(sorted(numbers[:2])) + tuple(numbers[2:])        # a + b and b + a: the same problem
+    key = problem_key(numbers)
     h = level * 1_000_003
     for x in key:
         h = (h * 7919 + x * 104729 + 12345) % 1_000_000_007
@@ -104,29 +141,47 @@ class ChatTask:
 
     Args:
         levels: difficulty levels (:data:`CHAT_LEVELS`).
-        heldout_frac: fraction of operand tuples reserved for evaluation (never trained on).
+        heldout_frac: fraction of operand tuples reserved for evaluation (never trained on): one
+            number for every level, or None for the per-level :data:`HELDOUT_FRAC`.
         reward_mode: ``"correct"`` (0/1) or ``"correct_format"`` (+ ``format_weight``).
         format_weight: the format bonus of ``"correct_format"``.
         tags: ask for the answer inside ``<answer></answer>``.
     """
 
-    def __init__(self, levels=(1, 3), heldout_frac=0.1, reward_mode="correct", format_weight=0.2, tags=False):
+    def __init__(self, levels=(1, 3), heldout_frac=None, reward_mode="correct", format_weight=0.2, tags=False):
         levels = tuple(int(_checks.choice("levels", int(lv), CHAT_LEVELS)) for lv in levels)
         if not levels or len(set(levels)) != len(levels):
             raise ValueError(f"levels must be a non-empty set of {sorted(CHAT_LEVELS)}; got {levels}")
         self.levels = levels
-        self.heldout_frac = _checks.in_range("heldout_frac", heldout_frac, 0.0, 0.5, low_open=True)
+        if heldout_frac is None:
+            self.heldout_frac = {lv: HELDOUT_FRAC[lv] for lv in levels}
+        else:
+            frac = _checks.in_range("heldout_frac", heldout_frac, 0.0, 0.5, low_open=True)
+            self.heldout_frac = {lv: frac for lv in levels}
         self.reward_mode = _checks.choice("reward_mode", reward_mode, REWARD_MODES)
         self.format_weight = _checks.in_range("format_weight", format_weight, 0.0, 1.0)
         self.tags = bool(tags)
         self.partial = False
 
     def spec(self) -> dict:
-        return {"kind": "chat", "levels": list(self.levels), "heldout_frac": self.heldout_frac,
+        return {"kind": "chat", "levels": list(self.levels),
+                "heldout_frac": {str(k): v for k, v in self.heldout_frac.items()},
                 "reward_mode": self.reward_mode, "format_weight": self.format_weight, "tags": self.tags}
 
     def is_heldout(self, numbers: tuple, level: int) -> bool:
-        return _heldout_hash(numbers, level) < self.heldout_frac * 1000
+        return _heldout_hash(numbers, level) < self.heldout_frac[level] * 1000
+
+    def heldout_keys(self, level: int) -> dict[tuple, list[tuple]]:
+        """The distinct held-out problems of ``level``: {unordered key: its operand orders}, sorted."""
+        out: dict[tuple, list[tuple]] = {}
+        for n in _all_numbers(level):
+            if self.is_heldout(n, level):
+                out.setdefault(problem_key(n), []).append(n)
+        return dict(sorted(out.items()))
+
+    def n_heldout(self, level: int) -> int:
+        """How many distinct held-out problems ``level`` has."""
+        return len(self.heldout_keys(level))
 
     def _draw(self, level: int, rng, want_heldout: bool) -> ChatProblem:
         while True:
@@ -143,20 +198,24 @@ class ChatTask:
             levels = rng.choice(np.array(self.levels), size=n)
         return [self._draw(int(lv), rng, False) for lv in levels]
 
-    def heldout(self, n_per_level: int = 16, seed: int = 1234) -> list[ChatProblem]:
-        """A fixed evaluation set of ``n_per_level`` distinct held-out problems per level."""
-        n = _checks.integer("n_per_level", n_per_level, low=1)
+    def heldout(self, n_per_level=16, seed: int = 1234) -> list[ChatProblem]:
+        """A fixed evaluation set of distinct held-out problems: ``n_per_level`` per level (an int,
+        or a dict {level: n}). Distinct means a different unordered operand tuple; the order of
+        the two operands and the wording are drawn from ``seed``. Asking for more problems than
+        a level holds out is an error that names the count."""
         rng = np.random.default_rng(seed)
         out = []
         for lv in self.levels:
-            seen: set = set()
-            for _ in range(200 * n):
-                if len(seen) >= n:
-                    break
-                p = self._draw(lv, rng, True)
-                if p.numbers not in seen:
-                    seen.add(p.numbers)
-                    out.append(p)
+            want = n_per_level.get(lv, 0) if isinstance(n_per_level, dict) else n_per_level
+            n = _checks.integer(f"n_per_level (level {lv})", want, low=0 if isinstance(n_per_level, dict) else 1)
+            keys = list(self.heldout_keys(lv).values())
+            if n > len(keys):
+                raise ValueError(f"n_per_level: level {lv} holds out {len(keys)} distinct problems "
+                                 f"(heldout_frac {self.heldout_frac[lv]}); asked for {n}")
+            for i in rng.permutation(len(keys))[:n]:
+                orders = keys[int(i)]
+                nums = orders[int(rng.integers(len(orders)))]
+                out.append(ChatProblem(nums, lv, int(rng.integers(48)), self.tags))
         return out
 
     # -- rendering ----------------------------------------------------------------------
@@ -183,7 +242,7 @@ class ChatTask:
         return r
 
 
-__all__ = ["ChatTask", "ChatProblem", "CHAT_LEVELS", "REWARD_MODES", "TAG_INSTRUCTION", "task_for"]
+__all__ = ["ChatTask", "ChatProblem", "CHAT_LEVELS", "HELDOUT_FRAC", "BRIEF_INSTRUCTION", "problem_key", "REWARD_MODES", "TAG_INSTRUCTION", "task_for"]
 
 
 def task_for(cfg, tok):

@@ -273,7 +273,10 @@ def read_checkpoint(path: Path, device) -> tuple[dict, dict, dict]:
     state = _read_json(path / "state.json", what)
     if not isinstance(state, dict) or "step" not in state or "config" not in state:
         raise CheckpointError(f"state.json of {what} lacks its step or config ({str(path / 'state.json')!r})")
-    model, _ = read_model(path, what)
+    if (path / "adapter_config.json").is_file():       # a LoRA run: only the adapters (grpo_lab.lm.lora)
+        policy_sd = _read_adapters(path, what)
+    else:
+        policy_sd = read_model(path, what)[0].state_dict()
     opt_path = path / "optimizer.pt"
     if not opt_path.is_file():
         raise CheckpointError(f"{what} is missing optimizer.pt ({str(opt_path)!r})")
@@ -281,7 +284,21 @@ def read_checkpoint(path: Path, device) -> tuple[dict, dict, dict]:
         opt_state = torch.load(opt_path, map_location=device, weights_only=True)
     except Exception as e:   # truncated: RuntimeError / EOFError / UnpicklingError
         raise CheckpointError(f"optimizer.pt of {what} is unreadable ({str(opt_path)!r}: {type(e).__name__}: {e})") from None
-    return state, model.state_dict(), opt_state
+    return state, policy_sd, opt_state
+
+
+def _read_adapters(path: Path, what: str) -> dict:
+    """The LoRA adapters of a checkpoint (``adapter_model.safetensors``); errors name the file."""
+    f = path / "adapter_model.safetensors"
+    if not f.is_file():
+        raise CheckpointError(f"{what} is missing adapter_model.safetensors ({str(f)!r})")
+    try:
+        from safetensors.torch import load_file
+
+        return load_file(str(f))
+    except Exception as e:
+        raise CheckpointError(f"adapter_model.safetensors of {what} is unreadable ({str(f)!r}: "
+                              f"{type(e).__name__}: {e})") from None
 
 
 def load_newest_intact(out: Path, device):

@@ -38,7 +38,7 @@ import json
 from dataclasses import asdict, dataclass, field, fields
 
 from grpo_lab import _checks, methods
-from grpo_lab.advantages import SCALES, STDS
+from grpo_lab.advantages import ESTIMATORS, SCALES, STDS
 from grpo_lab.losses import KL_KINDS, LEVELS, MODES
 from grpo_lab.lm.tasks import CHAT_LEVELS, LEVEL_RANGES, REWARD_MODES
 
@@ -91,6 +91,10 @@ class GRPOConfig:
     kv_heads: int | None = _f(None, "tiny model key/value heads (none = heads; fewer = grouped-query attention)")
     gradient_checkpointing: bool = _f(False, "recompute activations in backward instead of storing them (less "
                                              "memory, more time; for a real model with a large P·G·T)")
+    lora_rank: int = _f(0, "LoRA rank r: low-rank adapters on every attention and MLP linear layer of a pretrained "
+                           "--model, the rest frozen; checkpoints store only the adapters (0 = full fine-tuning; "
+                           "grpo_lab.lm.lora)")
+    lora_alpha: float | None = _f(None, "LoRA scale α (the update is (α/r)·B·A; none = 2·r)")
     hub: bool = _f(False, "allow --model to be a Hugging Face Hub id (org/name) and download it; off by default, "
                           "so nothing touches the network and a mistyped local path is an error")
 
@@ -129,6 +133,9 @@ class GRPOConfig:
     temperature: float = _f(1.0, "sampling temperature τ (log-probs use the same τ)")
 
     # -- step 3: group advantages (eq. 1) ------------------------------------------------
+    estimator: str = _f("grpo", "advantage: grpo (eq. 1 with adv_scale/adv_std), rloo (leave-one-out) or rft "
+                                "(rejection-sampling fine-tuning: Â = r, i.e. 1 for a correct reply and 0 "
+                                "otherwise, no negatives; the capstone's RFT baseline)", choices=ESTIMATORS)
     adv_scale: str = _f("group", "denominator of eq. (1): group (÷ group std), batch (÷ batch std), "
                                  "none (Dr. GRPO)", choices=SCALES)
     adv_std: str = _f("population", "std estimator: population (the seeds) or sample (Bessel, TRL/verl)",
@@ -209,6 +216,12 @@ class GRPOConfig:
         if not self.levels:
             raise ValueError("levels must name at least one difficulty level (1, 2, 3)")
         c.integer("eval_per_level", self.eval_per_level, low=1)
+        c.integer("lora_rank (--lora-rank)", self.lora_rank, low=0)
+        if self.lora_alpha is not None:
+            c.in_range("lora_alpha", self.lora_alpha, 0.0, low_open=True)
+        if self.lora_rank and self.model is None:
+            from grpo_lab.lm.lora import check
+            check(self)
         c.choice("task", self.task, TASKS)
         self.chat_levels = tuple(int(c.choice("chat_levels", int(lv), CHAT_LEVELS)) for lv in self.chat_levels)
         if not self.chat_levels:
@@ -234,6 +247,7 @@ class GRPOConfig:
                              f"(its advantage is always 0); got G = {self.G}")
         c.integer("max_new", self.max_new, low=1)
         c.in_range("temperature", self.temperature, 0.0, low_open=True)
+        c.choice("estimator", self.estimator, ESTIMATORS)
         c.choice("adv_scale", self.adv_scale, SCALES)
         c.choice("adv_std", self.adv_std, STDS)
         c.in_range("adv_eps", self.adv_eps, 0.0)
@@ -264,9 +278,9 @@ class GRPOConfig:
         return methods.resolve_eps_high(self.eps_low, self.eps_high)
 
     def adv_kwargs(self) -> dict:
-        """Keyword arguments of :func:`grpo_lab.advantages.advantages_from_flat` (and
-        ``group_advantages``) for step 3: ``scale``, ``std``, ``eps``."""
-        return {"scale": self.adv_scale, "std": self.adv_std, "eps": self.adv_eps}
+        """Keyword arguments of :func:`grpo_lab.advantages.advantages_from_flat` for step 3:
+        ``estimator``, ``scale``, ``std``, ``eps``."""
+        return {"estimator": self.estimator, "scale": self.adv_scale, "std": self.adv_std, "eps": self.adv_eps}
 
     def loss_kwargs(self) -> dict:
         """Keyword arguments of :func:`grpo_lab.losses.grpo_loss` for steps 4–6 (all but the tensors).

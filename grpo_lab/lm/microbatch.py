@@ -1,4 +1,11 @@
-"""Micro-batching (gradient accumulation) so that a batch of P·G responses of T tokens fits.
+"""The update loop (steps 3–6, μ optimiser steps), with or without micro-batching.
+
+:func:`learn` is the trainer's only update loop: :meth:`grpo_lab.lm.trainer.Trainer.learn`
+validates the batch and calls it. Without micro-batching the batch is one chunk; with it,
+the chunks below — the same code either way, and the same finiteness checks before every
+optimiser step.
+
+Micro-batching (gradient accumulation) so that a batch of P·G responses of T tokens fits.
 
 ``GRPOConfig.tokens_per_microbatch = N`` (0 = off) splits the batch into consecutive chunks
 of whole *groups* (the G responses of one prompt stay together, so the shared prompt
@@ -26,7 +33,7 @@ import torch
 
 from grpo_lab import _checks
 from grpo_lab.losses import grpo_loss, resolve_mode
-from grpo_lab.lm.guard import guarded_step
+from grpo_lab.lm.guard import check_finite, guarded_step
 from grpo_lab.lm.rollout import Rollout, token_logp
 
 
@@ -66,13 +73,23 @@ def logp_no_grad(model, batch: Rollout, chunks, **kw) -> torch.Tensor:
     return out.clone()
 
 
-def accumulate(policy, batch: Rollout, chunks, adv, old_logp, ref_logp, cfg, *, beta: float, amp, entropy: bool):
+def one_chunk(batch: Rollout) -> list[np.ndarray]:
+    """The whole batch as a single chunk (no micro-batching)."""
+    return [np.arange(batch.prompt_ids.shape[0])]
+
+
+def accumulate(policy, batch: Rollout, chunks, adv, old_logp, ref_logp, cfg, *, beta: float, amp, entropy: bool,
+               timer, guard):
     """One pass of forward + loss + backward over the chunks; gradients accumulate in ``policy``.
 
     ``old_logp`` None means "π_θold is the current policy" (the first inner iteration): each
-    chunk's own ``logp.detach()`` is used and returned. Returns (metrics dict, old_logp
-    (B, T), entropy (B, T) or None). Metrics combine the chunks exactly as one batch would
-    (loss-like values by :func:`chunk_weight`, fractions by token share, the max of maxima).
+    chunk's own ``logp.detach()`` is used and returned. ``guard(what, value)`` raises when a
+    value is not finite; it is called on every chunk's log-probs of its own samples (first
+    iteration) and on every chunk's loss, *before* that chunk's backward — so one chunk or
+    many, the same quantities are checked before the optimiser step. Returns (metrics dict,
+    old_logp (B, T), entropy (B, T) or None). Metrics combine the chunks exactly as one batch
+    would (loss-like values by :func:`chunk_weight`, fractions by token share, the max of
+    maxima); with one chunk every weight is exactly 1.
     """
     B, T = batch.response_ids.shape
     dev = batch.response_ids.device
@@ -80,20 +97,29 @@ def accumulate(policy, batch: Rollout, chunks, adv, old_logp, ref_logp, cfg, *, 
     ent_all = torch.zeros((B, T), device=dev) if entropy else None
     m = {"loss": 0.0, "pg_loss": 0.0, "kl": 0.0, "clip_frac_low": 0.0, "clip_frac_high": 0.0, "ratio_max": 1.0}
     n_tok = batch.mask.sum().clamp(min=1)
+    whole = len(chunks) == 1
     for groups in chunks:
         rows_np = rows_of(groups, batch.G)
         rows = torch.as_tensor(rows_np, device=dev)
-        sub = batch.select_groups(groups)
-        tl = token_logp(policy, sub, temperature=cfg.temperature, entropy=entropy, amp=amp, dedup=cfg.dedup)
-        old = tl.logp.detach() if old_logp is None else old_logp[rows]
-        if old_logp is None:
-            old_all[rows] = old.float()
-        if entropy:
-            ent_all[rows] = tl.entropy.float()
-        ref = None if ref_logp is None else ref_logp[rows]
-        out = grpo_loss(tl.logp, old, adv[rows], sub.mask, ref_logp=ref, **{**cfg.loss_kwargs(), "beta": beta})
-        w = chunk_weight(sub.mask, batch.mask, cfg.agg)
-        (out.loss * w).backward()
+        sub = batch if whole else batch.select_groups(groups)
+        with timer("policy"):
+            tl = token_logp(policy, sub, temperature=cfg.temperature, entropy=entropy, amp=amp, dedup=cfg.dedup)
+            old = tl.logp.detach() if old_logp is None else old_logp[rows]
+            if old_logp is None:
+                guard("the policy's log-probabilities of its own samples are not finite (its weights have "
+                      "blown up)", old[sub.mask > 0])
+                old_all[rows] = old.float()
+            if entropy:
+                ent_all[rows] = tl.entropy.float()
+            ref = None if ref_logp is None else ref_logp[rows]
+            # Step 4: ρ_{i,t} = exp(logp − old_logp), eq. (4); ℓ_{i,t} = min(ρÂ, clip(ρ)Â), eq. (3), the same
+            #         sequence-level Â_i on every token of response i
+            # Step 5: aggregate — eq. (6), eq. (7) or Dr. GRPO's 1/C;  Step 6: + β·KL per token (k3, eq. 5)
+            out = grpo_loss(tl.logp, old, adv[rows], sub.mask, ref_logp=ref, **{**cfg.loss_kwargs(), "beta": beta})
+            w = chunk_weight(sub.mask, batch.mask, cfg.agg)
+        guard(f"the loss is {float(out.loss.detach())} (the update was skipped)", out.loss.detach())
+        with timer("backward"):
+            (out.loss * w).backward()
         share = float(sub.mask.sum() / n_tok)
         m["loss"] += w * float(out.loss.detach())
         m["pg_loss"] += w * float(out.pg_loss)
@@ -105,15 +131,24 @@ def accumulate(policy, batch: Rollout, chunks, adv, old_logp, ref_logp, cfg, *, 
 
 
 def learn(trainer, batch: Rollout, rewards_t, chunks, timer) -> dict:
-    """:meth:`Trainer.learn` (steps 3–6, μ updates) chunk by chunk; the same metrics.
+    """Steps 3–6 and μ optimiser steps on a scored batch: the one update loop of the trainer.
 
-    With micro-batching the forward and backward of a chunk interleave, so ``t_policy``
-    holds both and ``t_backward`` only the clipping and the optimiser step.
+    ``chunks`` None = the whole batch at once; else gradient accumulation over the chunks of
+    :func:`group_chunks`. Either way the same code runs (one chunk or several), and the same
+    quantities are checked before every optimiser step (log-probs, loss, gradient norm).
+    ``t_policy`` holds the forwards and loss, ``t_backward`` the backward passes, the clipping
+    and the optimiser step.
     """
     from grpo_lab.advantages import advantages_from_flat
     from grpo_lab.losses import kl_shaped_rewards
 
     cfg, policy = trainer.cfg, trainer.policy
+    chunks = one_chunk(batch) if chunks is None else chunks
+    step = trainer.step_count + 1
+
+    def guard(what, value):
+        check_finite(step, cfg, trainer._last_ckpt_step, what, value)
+
     kw = dict(temperature=cfg.temperature, amp=trainer.amp, dedup=cfg.dedup)
     ref_logp = old_logp = None
     if trainer.ref is not None:
@@ -122,19 +157,20 @@ def learn(trainer, batch: Rollout, rewards_t, chunks, timer) -> dict:
     if cfg.kl_form == "reward" and ref_logp is not None and cfg.beta > 0:
         with timer("policy"):                          # form 2 needs π_θold's log-probs before step 3
             old_logp = logp_no_grad(policy, batch, chunks, **kw)
+        # KL form 2 (seed 000 §3): r_i ← r_i − β Σ_t log(π_θ/π_ref), before step 3
         rewards_t = kl_shaped_rewards(rewards_t, old_logp, ref_logp, batch.mask, beta=cfg.beta, kind=cfg.kl_kind)
+    # ---- Step 3 (组内标准化): Â_i = (r_i − mean)/(std + ε), eq. (1), one scalar per response
     adv = advantages_from_flat(rewards_t, cfg.G, **cfg.adv_kwargs())                       # (B,)
     beta = cfg.loss_kwargs()["beta"]                   # 0 for kl_form="reward" (already in the rewards)
     first, ent, lows, highs, gnorms, rmax = None, None, [], [], [], 1.0
     for it in range(cfg.mu):
         trainer.opt.zero_grad(set_to_none=True)
-        with timer("policy"):
-            m, old, e = accumulate(policy, batch, chunks, adv, old_logp, ref_logp, cfg, beta=beta,
-                                   amp=trainer.amp, entropy=it == 0)
+        m, old, e = accumulate(policy, batch, chunks, adv, old_logp, ref_logp, cfg, beta=beta, amp=trainer.amp,
+                               entropy=it == 0, timer=timer,
+                               guard=lambda what, v, it=it: guard(f"{what} (inner iteration {it + 1})", v))
         with timer("backward"):
             gn = torch.nn.utils.clip_grad_norm_(policy.parameters(), cfg.max_grad_norm)
-            guarded_step(trainer.opt, policy.parameters(), gn, trainer.step_count + 1, cfg,
-                         trainer._last_ckpt_step, it)
+            guarded_step(trainer.opt, policy.parameters(), gn, step, cfg, trainer._last_ckpt_step, it)
         if it == 0:
             first, ent, old_logp = m, e, old
         lows.append(m["clip_frac_low"])
@@ -148,4 +184,4 @@ def learn(trainer, batch: Rollout, rewards_t, chunks, timer) -> dict:
             "adv_abs_mean": float(adv.abs().mean())}
 
 
-__all__ = ["group_chunks", "rows_of", "chunk_weight", "logp_no_grad", "accumulate", "learn"]
+__all__ = ["group_chunks", "one_chunk", "rows_of", "chunk_weight", "logp_no_grad", "accumulate", "learn"]

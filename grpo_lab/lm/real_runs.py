@@ -1,135 +1,177 @@
-"""Short GRPO runs on SmolLM2-135M-Instruct for notebook 08, and the cached copies it loads.
+"""The capstone experiment on SmolLM2-135M-Instruct (notebook 08): its settings, runs and data.
 
-One run = :class:`~grpo_lab.lm.trainer.Trainer` steps on the chat task, with the held-out
-greedy pass rate measured every ``eval_every`` steps and a fixed set of replies (with their
-rewards r_i and advantages Â_i) sampled before and after. Runs differ only in the
-aggregation (eq. 6, eq. 7 or Dr. GRPO's 1/C) and the seed, so the lengths can be compared.
+Everything notebook 08 shows comes from files written by ``scripts/make_real_lm_runs.py``
+into ``grpo_lab/data/real_lm/`` (small JSON/CSV; the run folders with weights live outside
+the repository). The experiment is a list of *jobs*, each writing one file and skipped when
+its file exists, so the script can be stopped and re-run at any time:
 
-``scripts/make_real_lm_runs.py`` writes them to ``grpo_lab/data/real_lm_runs.csv`` (one row
-per step) and ``real_lm_runs.json`` (settings, library versions, pass rates, replies);
-:func:`load_runs` reads them back.
+1. **probes** — the base model before training on :data:`PROBE_PER_LEVEL` held-out problems
+   per level, n = 16 samples each, at every τ in :data:`TEMPERATURES` (the issue's table), to
+   choose τ: :func:`choose_temperature` takes the τ whose groups of G are most often
+   *informative* (rewards not all equal), the quantity that decides whether a GRPO step has
+   a gradient.
+2. **before** and **prompt_only** — the base model on the full held-out set
+   (:data:`EVAL_PER_LEVEL`: 200 distinct problems), greedy and n = 16 samples at the chosen τ
+   with the evaluation budget :data:`EVAL_MAX_NEW` (independent of the training budget);
+   prompt_only adds :data:`~grpo_lab.lm.chat_tasks.BRIEF_INSTRUCTION` and trains nothing.
+3. **runs** (:data:`RUNS`, in priority order) — each trains with :data:`TRAIN` plus its own
+   overrides, then is evaluated on the same 200 problems as ``before``.
+
+Every file records the code version (git commit and a hash of the package sources) and its
+settings. :func:`load` reads the folder back; :func:`summary_table` gives one row per
+evaluation with 95 % bootstrap intervals over problems.
 """
 from __future__ import annotations
 
+import hashlib
 import json
-import time
+from dataclasses import dataclass, field
 from importlib import resources
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import torch
 
-from grpo_lab.advantages import advantages_from_flat
-from grpo_lab.lm.config import GRPOConfig
-from grpo_lab.lm.evaluation import encode_prompts, score
-from grpo_lab.lm.rollout import sample
+from grpo_lab import methods
+from grpo_lab.lm.evaluation import PASS_KS, summarize_problems
 
-RUNS_FILE = "real_lm_runs"
-# The aggregation compared (seed 000 §4): eq. (6) per-sequence mean, eq. (7) per-token mean,
-# Dr. GRPO's constant 1/C. Everything else is shared. TODO(methods): colours from the registry.
-AGGS = {"eq6": "seq-mean-token-mean", "eq7": "token-mean", "dr_grpo": "seq-mean-token-sum-norm"}
-AGG_LABELS = {"eq6": "eq. (6) seq-mean", "eq7": "eq. (7) token-mean", "dr_grpo": "Dr. GRPO 1/C"}
-# Settings of the cached runs (sized on a 2-core CPU: ~10 s a step, see docs/lm.md).
-RUN_DEFAULTS = dict(model="smollm2-135m", chat_levels=(1, 3), prompts_per_step=4, G=4, max_new=40,
-                    temperature=0.7, lr=3e-5, lr_warmup=0, beta=0.04, threads=1, progress=False,
-                    chat_eval_per_level=8)
+DATA_DIR = "real_lm"
+MODEL = "smollm2-135m"
+LEVELS = (2, 3)                      # two-digit sums and one-step word problems: headroom (issue 20's table)
+EVAL_PER_LEVEL = {2: 128, 3: 72}     # 200 distinct held-out problems (level 3 holds out 76)
+PROBE_PER_LEVEL = {2: 24, 3: 24}     # the first problems of the same set
+EVAL_SAMPLES = 16                    # n per problem: pass@k for k = 1 … 16
+EVAL_MAX_NEW = 96                    # evaluation budget (tokens), independent of TRAIN["max_new"]
+TEMPERATURES = (0.7, 1.0)
+EVAL_SEED = 1234                     # the held-out set's draw
 
-
-def run_config(agg: str = "eq6", seed: int = 0, **overrides) -> GRPOConfig:
-    """The GRPOConfig of one cached run: :data:`RUN_DEFAULTS` with ``agg`` (a key of :data:`AGGS`)."""
-    if agg not in AGGS:
-        raise ValueError(f"agg must be one of {', '.join(map(repr, AGGS))}; got {agg!r}")
-    return GRPOConfig.preset("grpo", **{**RUN_DEFAULTS, "agg": AGGS[agg], "seed": seed, **overrides})
+# Training settings shared by every run (sized for a 2-core CPU; a GPU runs the same list faster).
+TRAIN = dict(model=MODEL, chat_levels=LEVELS, prompts_per_step=8, G=8, max_new=64, steps=40, lr=2e-5,
+             lr_warmup=0, threads=1, progress=False, chat_eval_per_level=2, checkpoint_every=2,
+             checkpoint_seconds=300.0)
 
 
-def replies(trainer, problems, *, G: int | None = None, seed: int = 0) -> pd.DataFrame:
-    """G sampled replies per problem from the trainer's current policy, with r_i and Â_i (eq. 1)."""
-    cfg, tok = trainer.cfg, trainer.tok
-    G = G or cfg.G
-    ids, pm = encode_prompts(tok, problems, trainer.device)
-    model = trainer.policy if trainer._sampler is None else trainer._sampler.sync(trainer.policy)
-    was = model.training
-    model.eval()
-    ro = sample(model, ids, pm, G=G, max_new=cfg.max_new, temperature=cfg.temperature, eos_id=tok.eos_token_id,
-                pad_id=tok.pad_token_id, generator=torch.Generator(device=trainer.device).manual_seed(seed),
-                amp=trainer.amp)
-    model.train(was)
-    sc = score(trainer.task, tok, ro, problems)
-    adv = advantages_from_flat(sc.rewards, G, scale=cfg.adv_scale, std=cfg.adv_std, eps=cfg.adv_eps)
-    return pd.DataFrame({"group": np.repeat(np.arange(len(problems)), G),
-                         "prompt": [problems[i // G].prompt for i in range(ro.B)],
-                         "answer": [problems[i // G].answer for i in range(ro.B)],
-                         "reply": sc.texts, "reward": sc.rewards, "adv": np.asarray(adv, dtype=float),
-                         "length": ro.lengths.cpu().numpy(), "truncated": ro.truncated.cpu().numpy()})
+@dataclass(frozen=True)
+class Run:
+    """One training run: a method record (:mod:`grpo_lab.methods`) plus what else it changes."""
+
+    name: str
+    method: str                     # the registry record its loss comes from
+    changes: str                    # what it changes relative to the GRPO run, in words
+    seed: int = 0
+    overrides: dict = field(default_factory=dict)
+
+    def config(self, temperature: float, out: str | None = None):
+        from grpo_lab.lm.config import GRPOConfig
+
+        preset = self.method if self.method in methods.PRESETS else "grpo"
+        return GRPOConfig.preset(preset, **{**TRAIN, "temperature": temperature, "seed": self.seed,
+                                            "out": out, "resume": out is not None, **self.overrides})
 
 
-def pass_rate(trainer) -> dict:
-    """Held-out greedy accuracy (overall and per level), truncation rate and mean length."""
-    return trainer.evaluate()
+def _seeds(name, method, changes, seeds, **overrides):
+    return [Run(f"{name}_s{s}", method, changes, s, overrides) for s in seeds]
 
 
-def run_one(agg: str, seed: int, steps: int, *, eval_every: int = 5, n_replies: int = 2, log=None,
-            **overrides) -> dict:
-    """Train one run; returns {"settings", "rows", "evals", "replies_before", "replies_after", "seconds"}."""
-    from grpo_lab.lm.trainer import Trainer
-
-    cfg = run_config(agg, seed, steps=steps, **overrides)
-    t0 = time.perf_counter()
-    tr = Trainer(cfg)
-    shown = tr.eval_problems[:: max(1, len(tr.eval_problems) // n_replies)][:n_replies]
-    before = replies(tr, shown, seed=seed)
-    evals = [{"step": 0, **pass_rate(tr)}]
-    for s in range(1, steps + 1):
-        row = tr.step()
-        if log:
-            log(f"{agg} seed {seed} step {s}: reward {row['reward_mean']:.3f} len {row['len_mean']:.1f} "
-                f"trunc {row['frac_truncated']:.2f} {row['seconds']:.1f}s")
-        if s % eval_every == 0 or s == steps:
-            evals.append({"step": s, **pass_rate(tr)})
-    after = replies(tr, shown, seed=seed)
-    return {"settings": {"agg": agg, "seed": seed, "config": cfg.to_dict()},
-            "rows": [{"agg": agg, "seed": seed, **r} for r in tr.rows],
-            "evals": [{"agg": agg, "seed": seed, **e} for e in evals],
-            "replies_before": before.assign(agg=agg, seed=seed).to_dict("records"),
-            "replies_after": after.assign(agg=agg, seed=seed).to_dict("records"),
-            "seconds": time.perf_counter() - t0}
+RFT = dict(estimator="rft", adv_scale="none", beta=0.0, kl_metric=True)
+# In priority order: what a stopped experiment has finished first is what the notebook can show.
+RUNS: tuple[Run, ...] = (
+    *_seeds("grpo", "grpo", "GRPO: Â = (r − mean)/std, eq. (6), β = 0.04", [0]),
+    *_seeds("rft", "grpo", "RFT baseline: Â = r (1 correct, 0 wrong), no negatives, β = 0; the same samples",
+            [0], **RFT),
+    *_seeds("grpo", "grpo", "GRPO: Â = (r − mean)/std, eq. (6), β = 0.04", [1, 2]),
+    *_seeds("lora8", "grpo", "GRPO with LoRA rank 8 (adapters only), lr 10× (LoRA's usual scaling)", [0],
+            lora_rank=8, lr=2e-4),
+    *_seeds("rft", "grpo", "RFT baseline: Â = r (1 correct, 0 wrong), no negatives, β = 0; the same samples",
+            [1, 2], **RFT),
+    *_seeds("dr_grpo", "dr_grpo", "Dr. GRPO: no ÷std and the constant 1/C, β = 0", [0]),
+    *_seeds("no_std", "grpo", "GRPO without ÷std only (adv_scale none); eq. (6), β = 0.04", [0], adv_scale="none"),
+    *_seeds("eq7", "grpo", "GRPO with eq. (7) token-mean only; β = 0.04", [0], agg="token-mean"),
+    *_seeds("lora8", "grpo", "GRPO with LoRA rank 8 (adapters only), lr 10× (LoRA's usual scaling)", [1, 2],
+            lora_rank=8, lr=2e-4),
+)
 
 
-def load_runs(path=None) -> dict:
-    """The cached runs: {"steps": DataFrame (one row per step), "evals": DataFrame,
-    "replies_before"/"replies_after": DataFrame, "meta": dict (settings, versions, command)}."""
-    if path is None:
-        base = resources.files("grpo_lab") / "data"
-        csv, js = base / f"{RUNS_FILE}.csv", base / f"{RUNS_FILE}.json"
-    else:
-        from pathlib import Path
-
-        csv, js = Path(path).with_suffix(".csv"), Path(path).with_suffix(".json")
-    meta = json.loads(js.read_text())
-    with csv.open() as f:
-        steps = pd.read_csv(f)
-    return {"steps": steps, "evals": pd.DataFrame(meta.pop("evals")),
-            "replies_before": pd.DataFrame(meta.pop("replies_before")),
-            "replies_after": pd.DataFrame(meta.pop("replies_after")), "meta": meta}
+def run_named(name: str) -> Run:
+    for r in RUNS:
+        if r.name == name:
+            return r
+    raise ValueError(f"run must be one of {', '.join(r.name for r in RUNS)}; got {name!r}")
 
 
-def summarize(runs: dict, *, first: int = 4, last: int = 4) -> pd.DataFrame:
-    """One row per (agg, seed): held-out pass rate before → after, and reward, lengths,
-    truncation and KL averaged over the ``first`` and the ``last`` steps."""
-    steps, evals = runs["steps"], runs["evals"]
+def choose_temperature(probes: dict[float, pd.DataFrame], G: int) -> tuple[float, dict]:
+    """The τ whose groups of ``G`` samples are most often informative, from the probe tables.
+
+    With per-problem success rate p = c/n, a group of G is degenerate (all rewards equal) with
+    probability p^G + (1 − p)^G; the expected share of informative groups is the mean of
+    1 − p^G − (1 − p)^G over problems. Returns (τ, {τ: that share}).
+    """
+    share = {}
+    for t, df in probes.items():
+        p = df["c"].to_numpy() / df["n"].to_numpy()
+        share[float(t)] = float(np.mean(1 - p ** G - (1 - p) ** G))
+    return max(share, key=share.get), share
+
+
+# -- code version and files ----------------------------------------------------------------
+def code_version() -> dict:
+    """:func:`grpo_lab.provenance.code_version` plus ``sources_sha256``, a hash of grpo_lab's
+    sources (a resumed experiment can tell whether the code changed under it)."""
+    from grpo_lab.provenance import ROOT, code_version as base
+
+    h = hashlib.sha256()
+    for f in sorted((ROOT / "grpo_lab").rglob("*.py")):
+        h.update(f.read_bytes())
+    return {**base(), "sources_sha256": h.hexdigest()[:16]}
+
+
+def data_dir(path=None) -> Path:
+    return Path(path) if path is not None else Path(str(resources.files("grpo_lab") / "data" / DATA_DIR))
+
+
+def load(path=None) -> dict:
+    """{"evals": {name: per-problem DataFrame}, "eval_meta": {name: dict}, "steps": {run: DataFrame},
+    "run_meta": {run: dict}, "samples": {run: list}}: whatever the experiment has written so far."""
+    d = data_dir(path)
+    out = {"evals": {}, "eval_meta": {}, "steps": {}, "run_meta": {}, "samples": {}}
+    for f in sorted((d / "evals").glob("*.json")):
+        csv = f.with_suffix(".csv")
+        if csv.exists():
+            out["evals"][f.stem] = pd.read_csv(csv)
+            out["eval_meta"][f.stem] = json.loads(f.read_text())
+    for f in sorted((d / "runs").glob("*.json")):
+        meta = json.loads(f.read_text())
+        out["run_meta"][f.stem] = meta
+        if f.with_suffix(".csv").exists():
+            out["steps"][f.stem] = pd.read_csv(f.with_suffix(".csv"))
+        out["samples"][f.stem] = meta.get("samples_step1", [])
+    return out
+
+
+def summary_table(evals: dict, names=None, *, n_boot=2000) -> pd.DataFrame:
+    """One row per evaluation: each metric of :func:`summarize_problems` as value, low, high."""
     rows = []
-    for (agg, seed), d in steps.groupby(["agg", "seed"], sort=False):
-        d = d.sort_values("step")
-        e = evals[(evals["agg"] == agg) & (evals["seed"] == seed)].sort_values("step")
-        head, tail = d.head(first), d.tail(last)
-        row = {"agg": agg, "seed": seed, "pass_before": e["acc"].iloc[0], "pass_after": e["acc"].iloc[-1],
-               "trunc_eval_before": e["frac_truncated"].iloc[0], "trunc_eval_after": e["frac_truncated"].iloc[-1]}
-        for col in ("reward_mean", "len_mean", "len_correct", "len_incorrect", "frac_truncated", "frac_informative"):
-            row[f"{col}_first"] = head[col].mean()
-            row[f"{col}_last"] = tail[col].mean()
-        row["kl_last"] = tail["kl"].mean()
+    for name in names or evals:
+        s = summarize_problems(evals[name], n_boot=n_boot)
+        row = {"eval": name, "n_problems": s.pop("n_problems")}
+        for k, (v, lo, hi) in s.items():
+            row[k], row[f"{k}_lo"], row[f"{k}_hi"] = v, lo, hi
         rows.append(row)
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows).set_index("eval")
 
 
-__all__ = ["summarize", "AGGS", "AGG_LABELS", "RUN_DEFAULTS", "run_config", "replies", "pass_rate", "run_one", "load_runs"]
+def per_problem(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
+    """The before/after table on the same problems (joined on level and operands)."""
+    key = ["level", "numbers", "answer"]
+    cols = ["greedy_correct", "greedy_finished", "greedy_len", "c", "f", "len_mean", "greedy_reply"]
+    b = before[key + [c for c in cols if c in before]]
+    a = after[key + [c for c in cols if c in after]]
+    m = b.merge(a, on=key, suffixes=("_before", "_after"), validate="one_to_one")
+    if len(m) != len(before) or len(m) != len(after):
+        raise ValueError("before and after are not evaluations of the same problems")
+    return m
+
+
+__all__ = ["DATA_DIR", "MODEL", "LEVELS", "EVAL_PER_LEVEL", "PROBE_PER_LEVEL", "EVAL_SAMPLES", "EVAL_MAX_NEW",
+           "TEMPERATURES", "EVAL_SEED", "TRAIN", "Run", "RUNS", "RFT", "run_named", "choose_temperature",
+           "code_version", "data_dir", "load", "summary_table", "per_problem", "PASS_KS"]

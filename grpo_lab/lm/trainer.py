@@ -12,7 +12,9 @@ One call of :meth:`Trainer.step` is one pass of the recipe:
 5. aggregation — eq. (6) seq-mean or eq. (7) token-mean (or Dr. GRPO's 1/C);
 6. the KL term — β·k3, eq. (5) (form 1) — then the optimiser step; the batch is discarded.
 
-Steps 4–6 are one call of :func:`grpo_lab.losses.grpo_loss`, the only place the loss is
+Steps 3–6 and the μ optimiser steps are the one update loop :func:`grpo_lab.lm.microbatch.learn`
+(the whole batch as one chunk, or gradient accumulation over chunks); steps 4–6 are one call of
+:func:`grpo_lab.losses.grpo_loss`, the only place the loss is
 computed in this project. KL-in-reward (form 2) folds the KL into r_i before step 3
 (:func:`grpo_lab.losses.kl_shaped_rewards`).
 
@@ -44,14 +46,12 @@ import numpy as np
 import pandas as pd
 import torch
 
-from grpo_lab.advantages import advantages_from_flat
-from grpo_lab.losses import grpo_loss, kl_shaped_rewards
 from grpo_lab.lm import checkpoint as ckpt
-from grpo_lab.lm import microbatch, pretrained, runfolder
+from grpo_lab.lm import lora, microbatch, pretrained, runfolder
 from grpo_lab.lm.chat_tasks import task_for
 from grpo_lab.lm.config import GRPOConfig
 from grpo_lab.lm.evaluation import evaluate
-from grpo_lab.lm.guard import TrainingDiverged, budget_warning, check_finite, guarded_step, sanity_warnings
+from grpo_lab.lm.guard import TrainingDiverged, budget_warning, sanity_warnings
 from grpo_lab.lm.metrics import (CONDITIONAL_COLUMNS, METRICS, TIMING_COLUMNS, Timer, metric_definitions,
                                  metrics_markdown, sampling_metrics)
 from grpo_lab.lm.model import make_model
@@ -140,12 +140,12 @@ class Trainer:
                       f"restarting it from the warm start, step 0", file=sys.stderr)
                 ckpt.clear_run(out)
         self._build_models(resumed)
-        self.opt = torch.optim.AdamW(self.policy.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+        self.opt = torch.optim.AdamW(lora.trainable(self.policy), lr=cfg.lr, weight_decay=cfg.weight_decay)
         if resumed:
             self._load_checkpoint()
         elif out is not None:
             runfolder.write_text(out, "config.json", self.cfg.to_json())
-            if self.ref is not None:
+            if self.ref is not None and not cfg.lora_rank:     # under LoRA π_ref is the base --model
                 ckpt.save_ref(out, self.ref, self.tok)
 
     def close(self):
@@ -181,11 +181,16 @@ class Trainer:
                                                           device=self.device, cache_dir=cfg.cache_dir,
                                                           progress=cfg.progress)
         self.policy.to(self.device).train()
+        self.ref = None
+        if cfg.lora_rank:               # π_ref is the frozen base model (rebuilt from --model on resume)
+            lora.check(cfg, self.policy)
+            if self.need_ref:
+                self.ref = copy.deepcopy(self.policy).to(self.device).eval().requires_grad_(False)
+            self.policy = lora.wrap(self.policy, cfg).to(self.device).train()
         if cfg.gradient_checkpointing:
             enable_checkpointing(self.policy)
         self._sampler = Bf16Sampler(self.policy) if self.amp == "always" else None
-        self.ref = None
-        if self.need_ref:
+        if self.need_ref and self.ref is None:
             if resumed:   # never a copy of the (not warm-started) policy: that would be a random π_ref
                 ref = self.out / "ref"
                 if not ref.is_dir():
@@ -263,73 +268,8 @@ class Trainer:
             raise ValueError(f"rewards must have shape ({batch.B},), one per response; got {tuple(rewards_t.shape)}")
         if batch.G != cfg.G:
             raise ValueError(f"batch has groups of {batch.G} responses but config.G = {cfg.G}")
-        chunks = microbatch.group_chunks(batch, cfg.tokens_per_microbatch)
-        if chunks is not None:          # gradient accumulation over groups (grpo_lab.lm.microbatch)
-            return microbatch.learn(self, batch, rewards_t, chunks, timer)
-        # reference log-probs for the KL term of step 6 (no gradient)
-        ref_logp = None
-        if self.ref is not None:
-            with timer("ref"), torch.inference_mode():
-                ref_logp = token_logp(self.ref, batch, temperature=cfg.temperature, amp=self.amp,
-                                      dedup=cfg.dedup).logp
-            ref_logp = ref_logp.clone()
-        # Step 1, continued: log π_θ of the sampled tokens, with gradient. π_θold is the policy
-        # that sampled and it has not moved yet, so old_logp = logp.detach() (no extra forward).
-        with timer("policy"):
-            tl = token_logp(self.policy, batch, temperature=cfg.temperature, entropy=True, amp=self.amp,
-                            dedup=cfg.dedup)
-            old_logp = tl.logp.detach()
-        check_finite(self.step_count + 1, cfg, self._last_ckpt_step,
-                     "the policy's log-probabilities of its own samples are not finite (its weights have blown up)",
-                     old_logp[batch.mask > 0])
-        if cfg.kl_form == "reward" and ref_logp is not None and cfg.beta > 0:
-            # KL form 2 (seed 000 §3): r_i ← r_i − β Σ_t log(π_θ/π_ref), before step 3
-            rewards_t = kl_shaped_rewards(rewards_t, old_logp, ref_logp, batch.mask, beta=cfg.beta,
-                                          kind=cfg.kl_kind)
-        # ---- Step 3 (组内标准化): Â_i = (r_i − mean)/(std + ε), eq. (1), one scalar per response
-        adv = advantages_from_flat(rewards_t, cfg.G, **cfg.adv_kwargs())                  # (B,)
-        out = self._update(batch, tl, old_logp, adv, ref_logp, timer)
-        out["entropy"] = float((tl.entropy * batch.mask).sum() / batch.mask.sum())
-        out["adv_abs_mean"] = float(adv.abs().mean())
-        self.last_adv = adv.detach().cpu().numpy()
-        return out
-
-    def _update(self, batch: Rollout, tl, old_logp, adv, ref_logp, timer) -> dict:
-        """Steps 4–6 and the optimiser step, μ times on the same batch."""
-        cfg = self.cfg
-        loss_kw = cfg.loss_kwargs()                    # mode, max_len, ε, level, kl_kind, β (0 for kl_form="reward")
-        beta = loss_kw["beta"]
-        first, lows, highs, gnorms, rmax = None, [], [], [], 1.0
-        for it in range(cfg.mu):
-            if it > 0:
-                with timer("policy"):
-                    tl = token_logp(self.policy, batch, temperature=cfg.temperature, amp=self.amp,
-                                    dedup=cfg.dedup)
-            with timer("policy"):
-                # ---- Step 4: ρ_{i,t} = exp(logp − old_logp), eq. (4); ℓ_{i,t} = min(ρÂ, clip(ρ)Â), eq. (3),
-                #              with the same sequence-level Â_i on every token of response i
-                # ---- Step 5: aggregate — eq. (6) seq-mean-token-mean, eq. (7) token-mean, or Dr. GRPO 1/C
-                # ---- Step 6: + β·KL per token (k3, eq. 5), form 1
-                out = grpo_loss(tl.logp, old_logp, adv, batch.mask,
-                                ref_logp=ref_logp if (beta > 0 or (it == 0 and ref_logp is not None)) else None,
-                                **loss_kw)
-            step = self.step_count + 1
-            check_finite(step, cfg, self._last_ckpt_step, f"the loss is {float(out.loss.detach())} "
-                         f"(inner iteration {it + 1}; the update was skipped)", out.loss.detach())
-            with timer("backward"):
-                self.opt.zero_grad(set_to_none=True)
-                out.loss.backward()
-                gn = torch.nn.utils.clip_grad_norm_(self.policy.parameters(), cfg.max_grad_norm)
-                guarded_step(self.opt, self.policy.parameters(), gn, step, cfg, self._last_ckpt_step, it)
-            if first is None:
-                first = out
-            lows.append(float(out.clip_frac_low))
-            highs.append(float(out.clip_frac_high))
-            gnorms.append(float(gn))
-            rmax = max(rmax, float(out.ratio_max))
-        return {"kl": float(first.kl), "loss": float(first.loss.detach()), "pg_loss": float(first.pg_loss),
-                "clip_frac_low": float(np.mean(lows)), "clip_frac_high": float(np.mean(highs)),
-                "ratio_max": rmax, "grad_norm": float(np.mean(gnorms))}
+        chunks = microbatch.group_chunks(batch, cfg.tokens_per_microbatch)   # None = the whole batch at once
+        return microbatch.learn(self, batch, rewards_t, chunks, timer)          # the one update loop
 
     # -- evaluation -----------------------------------------------------------------------
     def evaluate(self, *, temperature: float = 0.0, samples: int = 1) -> dict:
@@ -428,7 +368,7 @@ class Trainer:
         """Load the newest intact checkpoint (a corrupt newer one is skipped with a warning)."""
         path, state, policy_sd, opt_sd = ckpt.load_newest_intact(self.out, self.device)
         self._check_resumable_config(state["config"])
-        self.policy.load_state_dict(policy_sd)
+        lora.load_state(self.policy, policy_sd)
         self.opt.load_state_dict(opt_sd)
         self.step_count = self._last_ckpt_step = int(state["step"])
         self.eval_before = state.get("eval_before")
