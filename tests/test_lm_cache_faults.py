@@ -112,6 +112,16 @@ def test_stale_conversion_temporaries_are_removed_but_not_a_live_processs(fake, 
         sleeper.wait()
 
 
+def test_a_conversion_lock_left_by_a_killed_process_is_taken_over(fake, tmp_path):
+    root = tmp_path / "cache" / "pretrained"
+    root.mkdir(parents=True)
+    dest = pretrained.cached_folder("smollm2-135m")
+    (root / f".lock-{dest.name}").write_text(f"pid{_dead_pid()}@{os.uname().nodename}")
+    t0 = time.monotonic()
+    assert pretrained.resolve("smollm2-135m") == dest
+    assert time.monotonic() - t0 < 30 and len(fake) == 1 and not list(root.glob(".lock-*"))
+
+
 def test_a_stale_warm_start_temporary_is_removed(cfg, tmp_path):
     root = tmp_path / "wcache"
     root.mkdir()

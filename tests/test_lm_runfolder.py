@@ -125,7 +125,8 @@ def test_a_run_made_before_the_marker_is_adopted_only_on_resume(cfg, tmp_path):
         tr = Trainer(cfg.replace(steps=2, out=str(out), resume=True))
     assert tr.step_count == 1
     tr.run()
-    assert json.loads((out / runfolder.MARKER).read_text())["adopted"] is True
+    marker = json.loads((out / runfolder.MARKER).read_text())
+    assert marker["adopted"] is True and {"config.json", "metrics.csv", "ref/model.safetensors"} <= set(marker["written"])
 
 
 def test_two_processes_claiming_one_folder_create_one_marker(tmp_path, monkeypatch):

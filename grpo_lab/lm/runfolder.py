@@ -37,6 +37,12 @@ FORMAT = 1
 IGNORED = (".lock", ".DS_Store", ".ipynb_checkpoints", "Thumbs.db")
 
 
+# the files an older grpo_lab wrote outside checkpoints/ (what an adopted run's marker lists)
+RUN_FILES = ("config.json", "metrics.csv", "metrics.jsonl", "eval_before.json", "eval_after.json",
+             *(f"ref/{n}" for n in ("config.json", "generation_config.json", "model.safetensors", "tokenizer.json",
+                                    "tokenizer_config.json", "special_tokens_map.json", "chat_template.jinja")))
+
+
 class NotARunFolder(ValueError):
     """``out`` is not empty and was not made by grpo_lab: a run would mix its files with others."""
 
@@ -135,9 +141,10 @@ def claim(out: Path, *, resume: bool) -> dict:
     if others:
         if resume and _legacy_run(out):
             warnings.warn(f"{str(out)!r} holds a run made by a grpo_lab without run-folder markers; adopting it "
-                          f"(its files before this resume are not recorded, so a restart will not delete them)",
+                          f"(its marker lists the run files an older grpo_lab writes; nothing else in the folder is ever deleted)",
                           UserWarning, stacklevel=3)
             fresh["adopted"] = True
+            fresh["written"] = [n for n in RUN_FILES if (out / n).is_file()]
         else:
             raise NotARunFolder(
                 f"out (the run folder) {str(out)!r} is not empty and is not a grpo_lab run folder (it has no "
