@@ -69,7 +69,11 @@ def check(exercise_id: str, answer) -> Feedback:
 
     Never raises on a student's answer: a stub (None, or a function raising
     NotImplementedError) gives status "not attempted", a function that raises gives status
-    "error" with the exception and the input named.
+    "error" with the exception and the input named, and a function still running after
+    ``grpo_lab.exercises._safety.TIMEOUT_S`` seconds (3) is stopped and reported ("error",
+    mistake ``timeout``). A function that returns None, or changes its input in place, is
+    named; for the loss exercises the gradient is compared too (``no_gradient``,
+    ``gradient_wrong``, ``rho_detached``), so the answer must be a differentiable torch.Tensor.
     """
     return get(exercise_id).check(answer)
 

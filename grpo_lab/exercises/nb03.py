@@ -135,6 +135,7 @@ EXERCISES = (
                Text("With q = 4/5 ones, the population std of 0/1 rewards is √(q(1 − q)).",
                     "当 1 的比例 q = 4/5 时，0/1 奖励的总体标准差是 √(q(1 − q))。")),
         value=lambda: A.group_advantages([1, 1, 1, 1, 0]),
+        exact=lambda: A.group_advantages([1, 1, 1, 1, 0], eps=0.0),
         known=(Known("bessel_std", Text("Those use the sample std (÷(G − 1) = 4). This exercise asks for the population "
                                         "std (÷G = 5); the next one asks for the sample std.",
                                         "这些用的是样本标准差（÷(G − 1) = 4）。本题要总体标准差（÷G = 5）；下一题才要样本标准差。"),
@@ -151,6 +152,7 @@ EXERCISES = (
         hints=(Text("Only the std changes: the sum of squared deviations is divided by 4 instead of 5.",
                     "只有标准差变了：离差平方和除以 4 而不是 5。"),),
         value=lambda: A.group_advantages([1, 1, 1, 1, 0], std="sample"),
+        exact=lambda: A.group_advantages([1, 1, 1, 1, 0], std="sample", eps=0.0),
         known=(Known("population_std", Text("Those use the population std (÷G); here divide the squared deviations by G − 1.",
                                             "这些用的是总体标准差（÷G）；这里离差平方和要除以 G − 1。"),
                      lambda: A.group_advantages([1, 1, 1, 1, 0])),),
@@ -182,6 +184,7 @@ EXERCISES = (
         hints=(Text("mean = 1/8; the std of 0/1 rewards with a fraction q of ones is √(q(1 − q)).",
                     "均值 = 1/8；1 的比例为 q 的 0/1 奖励，标准差是 √(q(1 − q))。"),),
         value=lambda: bias.lone_success_advantage(8),
+        exact=lambda: bias.lone_success_advantage(8, eps=0.0),
         known=(Known("failure_adv", Text("That is the Â of each of the seven wrong responses; the question asks for the right one.",
                                          "这是七条错误回答各自的 Â；题目问的是那条对的。"),
                      lambda: A.group_advantages([1, 0, 0, 0, 0, 0, 0, 0])[1]),

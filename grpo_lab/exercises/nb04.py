@@ -93,6 +93,33 @@ CLIP_MISTAKES = (
 )
 
 
+def _rho_detached(args, got, exp, case):
+    """Gradient wrong on tokens inside the clip range: the unclipped branch's ρ is cut off from autograd."""
+    logp, old_logp, adv, mask, eps = args
+    rho = torch.exp(logp - old_logp).numpy()
+    inside = (np.abs(rho - 1) < eps - 1e-9) & (mask.numpy() > 0) & (adv.numpy()[:, None] != 0)
+    if inside.any() and not np.allclose(got[0][inside], exp[0][inside], rtol=1e-5, atol=1e-8):
+        return "rho_detached", RHO_DETACHED
+    return None
+
+
+def _clip_kinks(args):
+    """Tokens whose ratio sits on a clip boundary 1 ± ε: the loss has a kink there (float32 may land either side)."""
+    logp, old_logp, adv, mask, eps = args
+    rho = torch.exp(logp - old_logp).numpy()
+    return (np.abs(rho - (1 - eps)) < 1e-5) | (np.abs(rho - (1 + eps)) < 1e-5)
+
+
+RHO_DETACHED = Text(
+    "no gradient flows through ρ inside the clip range: your values are right, but where 1 − ε < ρ < 1 + ε the "
+    "gradient of your loss is not −Â·ρ per log π. Did you .detach() the ratio (or compute it from detached "
+    "log-probs) in the unclipped branch ρ·Â? Inside the clip range that branch is the one the min picks, so the "
+    "model would never learn.",
+    "在裁剪范围内没有梯度流过 ρ：你的数值是对的，但在 1 − ε < ρ < 1 + ε 处你的损失对 log π 的梯度不是 −Â·ρ。"
+    "是不是在未裁剪分支 ρ·Â 里对比率用了 .detach()（或用已 detach 的对数概率算比率）？在裁剪范围内 min 取的正是"
+    "这个分支，所以模型永远学不到。")
+
+
 # --- k3 ------------------------------------------------------------------------------
 def _k3_cases() -> list[Case]:
     lp = _t(np.log([[0.5, 0.2, 0.9], [0.05, 0.6, 0.3]]))
@@ -162,6 +189,7 @@ EXERCISES = (
                Text("Draw ℓ(ρ) for Â = +1 and for Â = −1: on which side of [1 − ε, 1 + ε] is each one flat?",
                     "分别画出 Â = +1 和 Â = −1 时的 ℓ(ρ)：各自在 [1 − ε, 1 + ε] 的哪一侧是平的？")),
         reference=clipped_loss, expected=_expected_clipped, cases=_clip_cases, mistakes=CLIP_MISTAKES,
+        grad_wrt=(0,), grad_mistake=_rho_detached, grad_kinks=_clip_kinks,
     ),
     Predict(
         id="loss.clip_gradient", notebook="04", name="token_push",
@@ -216,7 +244,7 @@ EXERCISES = (
                Text("Check: equal inputs must give exactly 0, and no input may give a negative value.",
                     "验算：两个输入相等时必须恰好为 0，任何输入都不能得到负值。")),
         reference=k3, expected=lambda logp, ref_logp: L.kl_penalty(logp, ref_logp, "k3"), cases=_k3_cases,
-        mistakes=K3_MISTAKES,
+        mistakes=K3_MISTAKES, grad_wrt=(0,),
     ),
     Compute(
         id="kl.k3_value", notebook="04", name="k3_by_hand", form="a number",

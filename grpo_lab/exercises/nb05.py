@@ -22,6 +22,15 @@ def _padding_in_denominator(mode):
     return lambda values, mask: L.aggregate(values * mask, torch.ones_like(mask), mode)
 
 
+def _mask_in_denominator_only(mode):
+    """The mask counts the tokens (the denominator) but the padding values are summed (the numerator)."""
+    def f(values, mask):
+        per_token = L.token_weights(mask, mode)                                  # 1/|y_i|/B or 1/Σ|y|, 0 on padding
+        row_w = per_token.max(-1, keepdim=True).values                           # the weight of a real token, per row
+        return (values * row_w).sum()
+    return f
+
+
 def _padding_values(mode):
     return lambda values, mask: L.aggregate(values, torch.ones_like(mask), mode)
 
@@ -50,6 +59,11 @@ def _agg_cases() -> list[Case]:
 PAD_DENOM = Text("Padding is counted: you divided by padded positions too (the padded length T, or B·T). Only tokens with "
                  "mask == 1 count.",
                  "把 padding 也算进去了：你连 padding 位置也一起除了（padding 后的长度 T，或 B·T）。只有 mask == 1 的 token 才算。")
+PAD_NUMERATOR = Text("Padding is counted in the sum: you used the mask to count the tokens (the denominator) but summed "
+                     "the values at padding positions too (the numerator). Multiply by the mask (or select with it) "
+                     "before you sum.",
+                     "把 padding 算进了求和：你用 mask 数了 token 个数（分母），却把 padding 位置的值也加进了分子。"
+                     "求和之前先乘上 mask（或用它筛选）。")
 PAD_VALUES = Text("Padding is counted: the values at padding positions (mask == 0) went into your sum. Multiply by the mask "
                   "(or select with it) first.",
                   "把 padding 也算进去了：padding 位置（mask == 0）的值进了你的求和。先乘上 mask（或用它筛选）。")
@@ -148,13 +162,14 @@ EXERCISES = (
                     "`mask` 在回答 token 上为 1、padding 上为 0；padding 位置的值可以是任意数。"),
         hints=(Text("values * mask zeroes the padding; mask.sum(-1) counts each response's tokens.",
                     "values * mask 会把 padding 置零；mask.sum(-1) 数出每条回答的 token 数。"),),
-        reference=seq_mean, expected=_agg(SEQ), cases=_agg_cases,
+        reference=seq_mean, expected=_agg(SEQ), cases=_agg_cases, grad_wrt=(0,),
         mistakes=(
             Mistake("eq7_for_eq6", Text("That is eq. (7), the token mean (one denominator for the whole batch). Eq. (6) "
                                         "divides each response by its own length first.",
                                         "这是式 (7)，token 平均（整批一个分母）。式 (6) 先让每条回答除以自己的长度。"), _agg(TOK)),
             Mistake("padding_in_denominator", PAD_DENOM, _padding_in_denominator(SEQ)),
             Mistake("padding_values", PAD_VALUES, _padding_values(SEQ)),
+            Mistake("mask_in_denominator_only", PAD_NUMERATOR, _mask_in_denominator_only(SEQ)),
             Mistake("token_sum", Text("You summed over each response's tokens instead of averaging them.",
                                       "你对每条回答的 token 求了和，而不是求平均。"), _agg("seq-mean-token-sum")),
         ),
@@ -168,13 +183,14 @@ EXERCISES = (
                     "写出 `token_mean(values, mask)`：式 (7)，全批所有回答 token 之和除以它们的个数。"
                     "padding 位置（mask == 0）的值可以是任意数。"),
         hints=(Text("One sum on top, one count below, both over the whole batch.", "分子一个和、分母一个计数，都是对整批。"),),
-        reference=token_mean, expected=_agg(TOK), cases=_agg_cases,
+        reference=token_mean, expected=_agg(TOK), cases=_agg_cases, grad_wrt=(0,),
         mistakes=(
             Mistake("eq6_for_eq7", Text("That is eq. (6), the sequence mean (each response divided by its own length). "
                                         "Eq. (7) has one denominator for the whole batch.",
                                         "这是式 (6)，序列平均（每条回答除以自己的长度）。式 (7) 整批只有一个分母。"), _agg(SEQ)),
             Mistake("padding_in_denominator", PAD_DENOM, _padding_in_denominator(TOK)),
             Mistake("padding_values", PAD_VALUES, _padding_values(TOK)),
+            Mistake("mask_in_denominator_only", PAD_NUMERATOR, _mask_in_denominator_only(TOK)),
             Mistake("divided_by_B", Text("You divided the token sum by the number of responses B, not by the number of tokens.",
                                          "你用回答数 B 去除 token 之和，而不是用 token 数。"), _agg("seq-mean-token-sum")),
         ),

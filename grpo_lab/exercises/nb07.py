@@ -137,7 +137,7 @@ EXERCISES = (
                     "（生成预算，≥ T），再对 B 条回答平均。padding（mask == 0）上的值可以是任意数。"),
         hints=(Text("Every valid token gets the same weight. Which two numbers multiply to the denominator?",
                     "每个有效 token 的权重相同。分母是哪两个数的乘积？"),),
-        reference=dr_grpo_mean, expected=_dr, cases=_dr_cases,
+        reference=dr_grpo_mean, expected=_dr, cases=_dr_cases, grad_wrt=(0,),
         mistakes=(
             Mistake("eq6", Text("That is eq. (6): each response divided by its own length. Dr. GRPO divides by the constant C.",
                                 "这是式 (6)：每条回答除以自己的长度。Dr. GRPO 除以常数 C。"),
