@@ -26,43 +26,43 @@ def _clip_parts(logp, old_logp, adv, eps):
 # --- 1. gradients ------------------------------------------------------------------------
 def clip_ratio_detached(logp, old_logp, adv, mask, eps):      # exact values, no gradient inside the clip range
     ratio, A = _clip_parts(logp, old_logp, adv, eps)
-    return -torch.minimum(ratio.detach() * A, ratio.clamp(1 - eps, 1 + eps).detach() * A + 0 * ratio)
+    return -torch.minimum(ratio.detach() * A, ratio.clamp(1 - eps[0], 1 + eps[1]).detach() * A + 0 * ratio)
 
 
 def clip_ratio_detached_unclipped(logp, old_logp, adv, mask, eps):
     ratio, A = _clip_parts(logp, old_logp, adv, eps)
-    return -torch.minimum(ratio.detach() * A, ratio.clamp(1 - eps, 1 + eps) * A)
+    return -torch.minimum(ratio.detach() * A, ratio.clamp(1 - eps[0], 1 + eps[1]) * A)
 
 
 def clip_numpy(logp, old_logp, adv, mask, eps):
     r = np.exp(logp.numpy() - old_logp.numpy())
     A = adv.numpy()[:, None]
-    return -np.minimum(r * A, np.clip(r, 1 - eps, 1 + eps) * A)
+    return -np.minimum(r * A, np.clip(r, 1 - eps[0], 1 + eps[1]) * A)
 
 
 def clip_no_grad(logp, old_logp, adv, mask, eps):
     with torch.no_grad():
         ratio, A = _clip_parts(logp, old_logp, adv, eps)
-        return -torch.minimum(ratio * A, ratio.clamp(1 - eps, 1 + eps) * A)
+        return -torch.minimum(ratio * A, ratio.clamp(1 - eps[0], 1 + eps[1]) * A)
 
 
 def clip_detached(logp, old_logp, adv, mask, eps):
     ratio, A = _clip_parts(logp, old_logp, adv, eps)
-    return (-torch.minimum(ratio * A, ratio.clamp(1 - eps, 1 + eps) * A)).detach()
+    return (-torch.minimum(ratio * A, ratio.clamp(1 - eps[0], 1 + eps[1]) * A)).detach()
 
 
 def seq_mean_item(values, mask):
     return ((values * mask).sum(-1) / mask.sum(-1)).mean().item()
 
 
-def k3_numpy(logp, ref_logp):
-    log_u = ref_logp.numpy() - logp.numpy()
-    return np.exp(log_u) - log_u - 1
+def dr_grpo_numpy(values, mask, max_len):
+    v, m = values.numpy(), mask.numpy()
+    return (v * m).sum() / (v.shape[0] * max_len)
 
 
 @pytest.mark.parametrize("exercise_id, fn", [
     ("loss.clipped", clip_numpy), ("loss.clipped", clip_no_grad), ("loss.clipped", clip_detached),
-    ("agg.seq_mean", seq_mean_item), ("kl.k3", k3_numpy),
+    ("agg.seq_mean", seq_mean_item), ("agg.dr_grpo", dr_grpo_numpy),
 ])
 def test_a_loss_without_gradient_is_named(exercise_id, fn):
     fb = ex.check(exercise_id, fn)

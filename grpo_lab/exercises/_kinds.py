@@ -221,9 +221,9 @@ class Compute(Exercise):
             if np.allclose(got, np.asarray(k.value(), dtype=float).reshape(expected.shape), rtol=0, atol=self.atol):
                 return self._fb(FAILED, str(k.message), (k.key,))
         if self.atol < 0.005 and np.allclose(got, expected, rtol=0, atol=0.005 + 1e-9):
-            return self._fb(FAILED, tr(f"right to 2 decimals, give 3: the check needs ±{self.atol:g} here "
-                                       "(two decimals cannot tell the candidates apart).",
-                                       f"两位小数是对的，请给三位：这里检查的精度是 ±{self.atol:g}（两位小数分辨不出各个候选答案）。"),
+            return self._fb(FAILED, tr(f"right to 2 decimals, give 3: this exercise asks for three decimals "
+                                       f"(the check needs ±{self.atol:g}).",
+                                       f"两位小数是对的，请给三位：本题要求三位小数（检查精度 ±{self.atol:g}）。"),
                             ("two_decimals",))
         off = np.flatnonzero(~np.isclose(got, expected, rtol=0, atol=self.atol).reshape(-1))
         where = tr("entries " if off.size > 1 else "entry ", "第 ") + ", ".join(str(i + 1) for i in off)

@@ -117,13 +117,16 @@ EXERCISES = (
         widget="from grpo_lab.viz.length_bias import GroupWeightsPanel\nGroupWeightsPanel()",
     ),
     Compute(
-        id="length.weights_seq", notebook="05", name="weights_eq6", form="[w for length 3, w for length 9]",
-        title=Text("Per-token weights for lengths 3 and 9 under eq. (6)", "式 (6) 下长度 3 和 9 的每 token 权重"),
-        prompt=Text("A batch of B = 2 responses of 3 and 9 tokens. Under eq. (6) the loss is $\\sum_{i,t} w_{i,t}\\,v_{i,t}$. "
-                    "What is the weight w of one token of each response? Answer `[w_3, w_9]`, three decimals.",
-                    "一批 B = 2 条回答，长度分别为 3 和 9 个 token。在式 (6) 下损失是 $\\sum_{i,t} w_{i,t}\\,v_{i,t}$。"
-                    "每条回答里一个 token 的权重 w 是多少？回答 `[w_3, w_9]`，三位小数。"),
-        hints=(Text("Write eq. (6) for B = 2 and read off the factor in front of one v_{i,t}.",
+        id="length.weights_seq", notebook="05", name="weights_eq6", form="[c for length 3, c for length 9]",
+        title=Text("Aggregation coefficients for lengths 3 and 9 under eq. (6)", "式 (6) 下长度 3 和 9 的聚合系数"),
+        prompt=Text("A batch of B = 2 responses of 3 and 9 tokens. Under eq. (6) the loss is $\\sum_{i,t} c_{i,t}\\,v_{i,t}$: "
+                    "$c_{i,t}$ is the **aggregation coefficient** of token t (how much of the batch loss it carries; the "
+                    "notebook's per-token weight $w$ also contains −Â, $c$ does not). What is c for one token of each "
+                    "response? Answer `[c_3, c_9]`, three decimals.",
+                    "一批 B = 2 条回答，长度分别为 3 和 9 个 token。在式 (6) 下损失是 $\\sum_{i,t} c_{i,t}\\,v_{i,t}$："
+                    "$c_{i,t}$ 是 token t 的**聚合系数**（它在整批损失里占多少；笔记本里每个 token 的权重 $w$ 还包含 −Â，"
+                    "$c$ 不包含）。每条回答里一个 token 的 c 是多少？回答 `[c_3, c_9]`，三位小数。"),
+        hints=(Text("Write eq. (6) for B = 2 and read off the factor c in front of one v_{i,t}.",
                     "把 B = 2 时的式 (6) 写出来，读出某个 v_{i,t} 前面的系数。"),),
         value=lambda: _first_token_weights(SEQ), atol=0.002,
         known=(Known("no_1_over_B", Text("You divided by |y_i| but not by the number of responses B = 2.",
@@ -135,10 +138,12 @@ EXERCISES = (
                      lambda: _first_token_weights(TOK))),
     ),
     Compute(
-        id="length.weights_token", notebook="05", name="weights_eq7", form="[w for length 3, w for length 9]",
+        id="length.weights_token", notebook="05", name="weights_eq7", form="[c for length 3, c for length 9]",
         title=Text("… and under eq. (7)", "……以及式 (7) 下"),
-        prompt=Text("The same two responses (3 and 9 tokens, padded to T = 9) under eq. (7). Answer `[w_3, w_9]`, three decimals.",
-                    "同样两条回答（3 和 9 个 token，padding 到 T = 9），在式 (7) 下。回答 `[w_3, w_9]`，三位小数。"),
+        prompt=Text("The same two responses (3 and 9 tokens, padded to T = 9) under eq. (7): the aggregation coefficient c "
+                    "of one token of each. Answer `[c_3, c_9]`, three decimals.",
+                    "同样两条回答（3 和 9 个 token，padding 到 T = 9），在式 (7) 下：各自一个 token 的聚合系数 c。"
+                    "回答 `[c_3, c_9]`，三位小数。"),
         hints=(Text("Eq. (7) has one denominator for the whole batch. Which tokens does it count?",
                     "式 (7) 对整批只有一个分母。它数的是哪些 token？"),),
         value=lambda: _first_token_weights(TOK), atol=0.002,
