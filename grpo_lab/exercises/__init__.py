@@ -7,6 +7,7 @@
     ex.hint("advantages.group")       # first hint; ex.hint(id, 2) the second
     ex.solution("advantages.group")   # the reference: a value, an option, or a function's source
     ex.reveal("guess.sign_a9")        # predict exercises: the answer, once you committed
+    ex.reveal_after("guess.sign_a9", sign_of_a9)   # the reveal cell: shown once answered, else behind a button
     ex.case("advantages.group", 0)    # implement exercises: the arguments of input 0, to try by hand
 
 Three kinds (see :mod:`grpo_lab.exercises._kinds`): ``predict`` (commit to an option, then
@@ -31,10 +32,11 @@ import pandas as pd
 
 from grpo_lab.exercises import nb00, nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08
 from grpo_lab.exercises._feedback import Feedback, Hint, Reveal
+from grpo_lab.exercises._gate import reveal_after
 from grpo_lab.exercises._kinds import Compute, Exercise, Implement, Mistake, Predict
 from grpo_lab.i18n import tr
 
-__all__ = ["catalog", "check", "hint", "solution", "reveal", "case", "get", "by_notebook", "Feedback", "Hint", "Reveal", "Compute", "Exercise", "Implement", "Mistake", "Predict"]
+__all__ = ["catalog", "check", "hint", "solution", "reveal", "reveal_after", "case", "get", "by_notebook", "Feedback", "Hint", "Reveal", "Compute", "Exercise", "Implement", "Mistake", "Predict"]
 
 EXERCISES: dict[str, Exercise] = {}
 for _module in (nb00, nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08):

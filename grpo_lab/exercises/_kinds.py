@@ -169,8 +169,11 @@ class Predict(Exercise):
         return f"{self.name} = None  # your prediction 你的预测: one of {', '.join(map(repr, self.keys()))}"
 
     def reveal_code(self) -> str:
-        code = f'display(ex.reveal("{self.id}"))'
-        return code + ("\n" + self.widget if self.widget else "")
+        """The reveal cell: shown once ``self.name`` holds an answer (or on a click); computed always (CI checks it)."""
+        if not self.widget:
+            return f'_ = ex.reveal_after("{self.id}", {self.name})'
+        *setup, last = self.widget.strip().splitlines()       # imports, then the expression that builds the panel
+        return "\n".join(setup + [f'_ = ex.reveal_after("{self.id}", {self.name}, panel=lambda: {last})'])
 
 
 # ---------------------------------------------------------------------------------

@@ -110,10 +110,10 @@ EXERCISES = (
             "A group has rewards 1, 1, 1, 1, so every Â is 0. Now the last response is wrong: 1, 1, 1, 0. Which "
             "advantages (population std) do you expect? "
             + " · ".join(f"`\"{k}\"`: {_fmt_opt(v)}" for k, v in FLIP_OPTIONS.items())
-            + ". Commit first; the reveal cell shows the group editor.",
+            + ". Commit first; the reveal cell then shows the group editor at 1, 1, 1, 1 — flip the last reward yourself.",
             "一组的奖励是 1, 1, 1, 1，所以每个 Â 都是 0。现在最后一条答错了：1, 1, 1, 0。你预计优势（总体标准差）是哪一组？"
             + " · ".join(f"`\"{k}\"`：{_fmt_opt(v)}" for k, v in FLIP_OPTIONS.items())
-            + "。先作答；揭晓单元会显示组编辑器。"),
+            + "。先作答；揭晓单元随后显示停在 1, 1, 1, 1 的组编辑器——自己翻转最后一个奖励。"),
         hints=(Text("The advantages of a group always sum to 0, and here the std is √(q(1 − q)) with q the fraction of 1s.",
                     "一组的优势之和总是 0；这里标准差是 √(q(1 − q))，q 是 1 所占的比例。"),),
         options=(Option("a", Text(_fmt_opt(FLIP_OPTIONS["a"]), _fmt_opt(FLIP_OPTIONS["a"])),
@@ -127,7 +127,7 @@ EXERCISES = (
                         Text("That is r − mean without ÷ std (Dr. GRPO). Eq. (1) also divides by the std, here √(0.75·0.25).",
                              "那是不除以标准差的 r − mean（Dr. GRPO）。式 (1) 还要除以标准差，这里是 √(0.75·0.25)。"))),
         correct=_flip_key, explain=_flip_text,
-        widget="from grpo_lab.viz.advantages import GroupEditorPanel\nGroupEditorPanel().set_rewards([1, 1, 1, 0])",
+        widget="from grpo_lab.viz.advantages import GroupEditorPanel\nGroupEditorPanel().set_rewards([1, 1, 1, 1])",   # neutral: flip one yourself
     ),
     Compute(
         id="advantages.hand_population", notebook="03", name="adv_11110_population", form="[Â_1, Â_2, Â_3, Â_4, Â_5]",

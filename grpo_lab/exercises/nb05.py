@@ -99,10 +99,11 @@ EXERCISES = (
         title=Text("Which wrong answer is pushed harder under eq. (6)?", "式 (6) 下哪条错误回答被压得更狠？"),
         prompt=Text("The group of §1: rewards 1, 1, 0, 0, lengths 12, 12, 6, 24, so both wrong answers have Â = −1. Under "
                     "eq. (6), is **each token** of the `\"short\"` (6-token) or of the `\"long\"` (24-token) wrong answer "
-                    "pushed down harder, or are they `\"equal\"`? Commit first; the reveal cell shows the panel.",
+                    "pushed down harder, or are they `\"equal\"`? Commit first; the reveal cell then shows the panel with equal "
+                    "lengths — set the wrong answers to 6 and 24 tokens yourself.",
                     "§1 的那组：奖励 1, 1, 0, 0，长度 12, 12, 6, 24，所以两条错误回答的 Â 都是 −1。在式 (6) 下，"
                     "是短的（`\"short\"`，6 个 token）还是长的（`\"long\"`，24 个 token）错误回答的**每个 token** 被往下压"
-                    "得更狠，还是一样（`\"equal\"`）？先作答；揭晓单元会显示面板。"),
+                    "得更狠，还是一样（`\"equal\"`）？先作答；揭晓单元随后显示长度相等的面板——自己把两条错误回答设成 6 和 24 个 token。"),
         hints=(Text("Eq. (6) first averages over the tokens of each response. How much of Â_i does one token of a "
                     "24-token response receive?",
                     "式 (6) 先在每条回答内部对 token 求平均。24 个 token 的回答里，一个 token 分到 Â_i 的多少？"),),
@@ -114,7 +115,7 @@ EXERCISES = (
                         Text("Equal per-token pushes are eq. (7)'s property (or Dr. GRPO's 1/C), not eq. (6)'s.",
                              "每个 token 推力相同是式 (7)（或 Dr. GRPO 的 1/C）的性质，不是式 (6) 的。"))),
         correct=_harder_key, explain=_harder_text,
-        widget="from grpo_lab.viz.length_bias import GroupWeightsPanel\nGroupWeightsPanel()",
+        widget="from grpo_lab.viz.length_bias import GroupWeightsPanel\nGroupWeightsPanel(len3=12, len4=12)",   # neutral: equal lengths
     ),
     Compute(
         id="length.weights_seq", notebook="05", name="weights_eq6", form="[c for length 3, c for length 9]",
