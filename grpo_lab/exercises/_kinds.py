@@ -344,15 +344,16 @@ class Implement(Exercise):
                 return self._fb(FAILED, tr(f"your function returned None on input {case.label}: did you forget `return`?",
                                            f"你的函数在输入 {case.label} 上返回了 None：是不是忘了写 `return`？"),
                                 ("returned_none",))
-            moved = [p for p, a, b in zip(self.params, case.args, args) if _safety.changed(a, b)]
+            moved = [(p, type(a).__name__) for p, a, b in zip(self.params, case.args, args) if _safety.changed(a, b)]
             if moved:
+                (arg, kind), = moved[:1]
                 return self._fb(FAILED, tr(
-                    f"{self.name} changed its input `{moved[0]}` in place (the caller's {type(case.args[self.params.index(moved[0])]).__name__} "
-                    f"is different after the call, on input {case.label}) — e.g. `{moved[0]} -= …` or `{moved[0]}[mask == 0] = 0`. "
+                    f"{self.name} changed its input `{arg}` in place (the caller's {kind} "
+                    f"is different after the call, on input {case.label}) — e.g. `{arg} -= …` or `{arg}[mask == 0] = 0`. "
                     "A loss function must not change what it is given (the trainer reuses it): work on a copy "
                     "(`.clone()`, `.copy()`) or write `x = x - …`.",
-                    f"{self.name} 原地修改了输入 `{moved[0]}`（调用之后调用者手里的数据变了，输入 {case.label}）——例如 "
-                    f"`{moved[0]} -= …` 或 `{moved[0]}[mask == 0] = 0`。函数不能改动传给它的数据（训练器还要用）："
+                    f"{self.name} 原地修改了输入 `{arg}`（调用之后调用者手里的 {kind} 变了，输入 {case.label}）——例如 "
+                    f"`{arg} -= …` 或 `{arg}[mask == 0] = 0`。函数不能改动传给它的数据（训练器还要用）："
                     "先复制（`.clone()`、`.copy()`），或者写成 `x = x - …`。"), ("in_place",))
             exp = _as_float_array(self.expected(*copy.deepcopy(case.args)))
             try:

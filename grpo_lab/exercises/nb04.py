@@ -244,7 +244,7 @@ def _placement_text() -> str:
     pl = _degenerate_placement()
     return tr(f"KL in the loss: Â = {pl.adv_loss.round(2).tolist()}; KL in the reward: Â = {pl.adv_reward.round(2).tolist()} "
               f"(std {np.std(pl.adv_reward):.2f}) at β = 0.01. The task says nothing, yet ÷ std blows the KL differences up to "
-              "unit scale: the drifted response 0 gets Â = {pl.adv_reward[0]:+.2f} although every answer was right.",
+              f"unit scale: the drifted response 0 gets Â = {pl.adv_reward[0]:+.2f} although every answer was right.",
               f"KL 在损失里：Â = {pl.adv_loss.round(2).tolist()}；KL 在奖励里：Â = {pl.adv_reward.round(2).tolist()}"
               f"（标准差 {np.std(pl.adv_reward):.2f}），β = 0.01。任务本身没有信号，÷ std 却把 KL 的差异放大到单位尺度："
               f"偏离的第 0 条回答得到 Â = {pl.adv_reward[0]:+.2f}，尽管每条回答都是对的。")
