@@ -82,23 +82,29 @@ def test_each_named_mistake_has_its_own_words():
     assert "NaN" in ex.check("advantages.group", adv_nan_degenerate).message
 
 
-def test_flat_advantages_name_the_same_mistakes_and_the_layout():
-    def interleaved(rewards, group_size):
-        r = np.asarray(rewards, dtype=float).reshape(group_size, -1).T
-        adv = (r - r.mean(1, keepdims=True)) / (r.std(1, keepdims=True) + 1e-4)
-        return adv.T.reshape(-1)
+def test_step_loss_names_the_layout_the_std_and_the_aggregation():
+    def step(logp, old_logp, rewards, mask, group_size, *, layout="flat", unbiased=False, agg="seq"):
+        r = torch.as_tensor(rewards, dtype=logp.dtype)
+        r = r.reshape(-1, group_size) if layout == "flat" else r.reshape(group_size, -1).T
+        std = r.std(dim=1, unbiased=unbiased, keepdim=True)
+        adv = torch.where(std == 0, torch.zeros_like(r), (r - r.mean(1, keepdim=True)) / (std + 1e-4))
+        adv = (adv if layout == "flat" else adv.T).reshape(-1, 1)
+        ratio = torch.exp(logp - old_logp)
+        per_token = -torch.minimum(ratio * adv, ratio.clamp(0.8, 1.2) * adv)
+        if agg == "seq":
+            return ((per_token * mask).sum(-1) / mask.sum(-1)).mean()
+        return (per_token * mask).sum() / mask.sum()
 
-    def bessel(rewards, group_size):
-        return adv_bessel(np.asarray(rewards).reshape(-1, group_size)).reshape(-1)
-
-    assert ex.check("lm.flat_advantages", interleaved).mistakes == ("interleaved",)
-    assert ex.check("lm.flat_advantages", bessel).mistakes == ("bessel_std",)
+    assert ex.check("lm.step_loss", step).passed
+    assert ex.check("lm.step_loss", lambda *a: step(*a, layout="interleaved")).mistakes == ("interleaved",)
+    assert ex.check("lm.step_loss", lambda *a: step(*a, unbiased=True)).mistakes == ("bessel_std",)
+    assert ex.check("lm.step_loss", lambda *a: step(*a, agg="token")).mistakes == ("token_mean",)
 
 
 # --- eq. (3) -----------------------------------------------------------------------------
 def _parts(logp, old_logp, adv, eps):
     ratio = torch.exp(logp - old_logp)
-    return ratio, adv[:, None], ratio.clamp(1 - eps, 1 + eps)
+    return ratio, adv[:, None], ratio.clamp(1 - eps[0], 1 + eps[1])
 
 
 def clip_objective(logp, old_logp, adv, mask, eps):        # sign flipped: the objective, not the loss
@@ -113,22 +119,33 @@ def clip_no_min(logp, old_logp, adv, mask, eps):
 
 def clip_upper_only(logp, old_logp, adv, mask, eps):
     ratio, A, _ = _parts(logp, old_logp, adv, eps)
-    return -torch.minimum(ratio * A, ratio.clamp(max=1 + eps) * A)
+    return -torch.minimum(ratio * A, ratio.clamp(max=1 + eps[1]) * A)
 
 
 def clip_lower_only(logp, old_logp, adv, mask, eps):
     ratio, A, _ = _parts(logp, old_logp, adv, eps)
-    return -torch.minimum(ratio * A, ratio.clamp(min=1 - eps) * A)
+    return -torch.minimum(ratio * A, ratio.clamp(min=1 - eps[0]) * A)
+
+
+def clip_swapped(logp, old_logp, adv, mask, eps):
+    ratio, A, _ = _parts(logp, old_logp, adv, eps)
+    return -torch.minimum(ratio * A, ratio.clamp(1 - eps[1], 1 + eps[0]) * A)
+
+
+def clip_symmetric(logp, old_logp, adv, mask, eps):      # the notebook's one-ε code, copied
+    ratio, A, _ = _parts(logp, old_logp, adv, eps)
+    return -torch.minimum(ratio * A, ratio.clamp(1 - eps[0], 1 + eps[0]) * A)
 
 
 def clip_no_broadcast(logp, old_logp, adv, mask, eps):   # forgot adv[:, None]
     ratio = torch.exp(logp - old_logp)
-    return -torch.minimum(ratio * adv, ratio.clamp(1 - eps, 1 + eps) * adv)
+    return -torch.minimum(ratio * adv, ratio.clamp(1 - eps[0], 1 + eps[1]) * adv)
 
 
 @pytest.mark.parametrize("fn, named", [
     (clip_objective, {"sign_flipped"}), (clip_no_min, {"min_left_out"}),
     (clip_upper_only, {"clip_upper_only"}), (clip_lower_only, {"clip_lower_only"}),
+    (clip_swapped, {"eps_swapped"}), (clip_symmetric, {"symmetric_low"}),
 ])
 def test_clipped_loss_mistakes_are_named(fn, named):
     fb = ex.check("loss.clipped", fn)
@@ -150,14 +167,21 @@ def test_a_student_exception_is_reported_not_raised():
 
 
 # --- eq. (5) -----------------------------------------------------------------------------
-def k3_inverted(logp, ref_logp):
-    log_u = logp - ref_logp                  # u = π_θ/π_ref
-    return torch.exp(log_u) - log_u - 1
+def k3_grad_inverted(logp, ref_logp):
+    u = torch.exp(logp - ref_logp)           # u = π_θ/π_ref
+    return u - 1
 
 
-def test_k3_inverted_u_is_named():
-    fb = ex.check("kl.k3", k3_inverted)
+def k3_grad_no_chain_rule(logp, ref_logp):
+    u = torch.exp(ref_logp - logp)
+    return 1 - 1 / u                         # ∂k3/∂u, not ∂k3/∂logp
+
+
+def test_k3_gradient_mistakes_are_named():
+    fb = ex.check("kl.k3", k3_grad_inverted)
     assert fb.mistakes == ("u_inverted",) and "π_ref/π_θ" in fb.message
+    assert ex.check("kl.k3", k3_grad_no_chain_rule).mistakes == ("chain_rule_missing",)
+    assert ex.check("kl.k3", lambda logp, ref_logp: torch.ones_like(logp)).mistakes == ("k1_grad",)
 
 
 # --- eqs. (6) and (7) --------------------------------------------------------------------
@@ -257,7 +281,7 @@ def test_wrong_shape_type_and_arity_get_clear_messages():
     assert fb.status == "error" and "ValueError: nope" in fb.message
 
 
-@pytest.mark.parametrize("exercise_id", ["kl.k3", "advantages.group", "loss.clipped", "agg.seq_mean"])
+@pytest.mark.parametrize("exercise_id", ["kl.k3", "advantages.group", "loss.clipped", "agg.seq_mean", "lm.step_loss"])
 def test_float32_arithmetic_is_named_not_a_formula_error(exercise_id):
     ref = ex.get(exercise_id).reference
 

@@ -7,6 +7,7 @@
     ex.hint("advantages.group")       # first hint; ex.hint(id, 2) the second
     ex.solution("advantages.group")   # the reference: a value, an option, or a function's source
     ex.reveal("guess.sign_a9")        # predict exercises: the answer, once you committed
+    ex.reveal_after("guess.sign_a9", sign_of_a9)   # the reveal cell: shown once answered, else behind a button
     ex.case("advantages.group", 0)    # implement exercises: the arguments of input 0, to try by hand
 
 Three kinds (see :mod:`grpo_lab.exercises._kinds`): ``predict`` (commit to an option, then
@@ -29,15 +30,16 @@ import copy
 
 import pandas as pd
 
-from grpo_lab.exercises import nb00, nb01, nb02, nb03, nb04, nb05, nb06, nb07
+from grpo_lab.exercises import nb00, nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08
 from grpo_lab.exercises._feedback import Feedback, Hint, Reveal
+from grpo_lab.exercises._gate import reveal_after
 from grpo_lab.exercises._kinds import Compute, Exercise, Implement, Mistake, Predict
 from grpo_lab.i18n import tr
 
-__all__ = ["catalog", "check", "hint", "solution", "reveal", "case", "get", "by_notebook", "Feedback", "Hint", "Reveal", "Compute", "Exercise", "Implement", "Mistake", "Predict"]
+__all__ = ["catalog", "check", "hint", "solution", "reveal", "reveal_after", "case", "get", "by_notebook", "Feedback", "Hint", "Reveal", "Compute", "Exercise", "Implement", "Mistake", "Predict"]
 
 EXERCISES: dict[str, Exercise] = {}
-for _module in (nb00, nb01, nb02, nb03, nb04, nb05, nb06, nb07):
+for _module in (nb00, nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08):
     for _ex in _module.EXERCISES:
         if _ex.id in EXERCISES:
             raise RuntimeError(f"duplicate exercise id {_ex.id!r}")
@@ -69,7 +71,11 @@ def check(exercise_id: str, answer) -> Feedback:
 
     Never raises on a student's answer: a stub (None, or a function raising
     NotImplementedError) gives status "not attempted", a function that raises gives status
-    "error" with the exception and the input named.
+    "error" with the exception and the input named, and a function still running after
+    ``grpo_lab.exercises._safety.TIMEOUT_S`` seconds (3) is stopped and reported ("error",
+    mistake ``timeout``). A function that returns None, or changes its input in place, is
+    named; for the loss exercises the gradient is compared too (``no_gradient``,
+    ``gradient_wrong``, ``rho_detached``), so the answer must be a differentiable torch.Tensor.
     """
     return get(exercise_id).check(answer)
 

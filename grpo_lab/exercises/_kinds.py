@@ -16,11 +16,13 @@ import ast
 import copy
 import inspect
 import textwrap
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar
 
 import numpy as np
 
+from grpo_lab.exercises import _grad, _safety
 from grpo_lab.exercises._feedback import ERROR, FAILED, NOT_ATTEMPTED, PASSED, Feedback, Reveal
 from grpo_lab.i18n import Text, tr
 
@@ -36,7 +38,7 @@ PRECISION = Text("Your numbers are right to about 4 digits but not to float64 pr
 def _fmt(x) -> str:
     """Short printout of an input or output (arrays to 4 decimals)."""
     if type(x).__module__.split(".")[0] == "torch":
-        x = x.detach().cpu().numpy()
+        x = _safety.to_float_array(x)
     if isinstance(x, np.ndarray):
         return np.array2string(x, precision=4, suppress_small=True, threshold=40, max_line_width=100)
     if isinstance(x, float):
@@ -44,10 +46,13 @@ def _fmt(x) -> str:
     return repr(x)
 
 
-def _as_float_array(x) -> np.ndarray:
-    if type(x).__module__.split(".")[0] == "torch":
-        return x.detach().cpu().double().numpy()
-    return np.asarray(x, dtype=float)
+_as_float_array = _safety.to_float_array
+
+
+def _norm(text: str) -> str:
+    """An option as typed: case, surrounding spaces and quotes, repeated spaces and a leading "the " do not matter."""
+    t = " ".join(text.strip().strip("\"'`").strip().lower().split())
+    return t[4:] if t.startswith("the ") else t
 
 
 @dataclass(frozen=True)
@@ -62,7 +67,21 @@ class Exercise:
     name: str                     # the variable (or function) the answer cell defines
     kind: ClassVar[str] = ""
 
-    def check(self, answer) -> Feedback:  # pragma: no cover - abstract
+    def check(self, answer) -> Feedback:
+        """Never raises on a student's answer: anything the checker cannot read is a message."""
+        try:
+            return self._check(answer)
+        except _safety.CheckTimeout:        # a time limit that fired outside a student's call
+            return self._fb(ERROR, tr("the check ran out of time.", "检查超时。"), ("timeout",))
+        except Exception as err:
+            return self._fb(ERROR, tr(f"the checker could not read your answer ({type(err).__name__}: {err}). "
+                                      f"Expected: {self._expects()}.",
+                                      f"检查器读不懂你的答案（{type(err).__name__}：{err}）。需要：{self._expects()}。"))
+
+    def _expects(self) -> str:
+        return getattr(self, "form", "") or getattr(self, "signature", "") or ", ".join(map(repr, getattr(self, "keys", tuple)()))
+
+    def _check(self, answer) -> Feedback:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def solution(self):  # pragma: no cover - abstract
@@ -118,14 +137,24 @@ class Predict(Exercise):
         assert key in self.keys(), (self.id, key)
         return key
 
-    def check(self, answer) -> Feedback:
+    def accepted(self) -> dict[str, str]:
+        """Every accepted spelling -> option key: the key, and the option's text in English and in Chinese."""
+        out = {}
+        for o in self.options:
+            for t in (o.text.en, o.text.zh):
+                out.setdefault(_norm(t), o.key)
+        out.update({_norm(k): k for k in self.keys()})        # a key always means itself
+        return out
+
+    def _check(self, answer) -> Feedback:
         if answer is None:
             return self._not_attempted()
         keys = self.keys()
-        given = answer.strip().lower() if isinstance(answer, str) else answer
-        if given not in keys:
-            return self._fb(FAILED, tr(f"answer with one of {', '.join(map(repr, keys))}; got {answer!r}.",
-                                       f"请用以下之一作答：{', '.join(map(repr, keys))}；你写的是 {answer!r}。"))
+        given = self.accepted().get(_norm(answer)) if isinstance(answer, str) else None
+        if given is None:
+            shown = repr(answer) if isinstance(answer, (str, int, float)) else f"a {type(answer).__name__}"
+            return self._fb(FAILED, tr(f"answer with one of {', '.join(map(repr, keys))} (a string); got {shown[:60]}.",
+                                       f"请用以下之一作答：{', '.join(map(repr, keys))}（字符串）；你写的是 {shown[:60]}。"))
         if given == self.solution():
             return self._fb(PASSED, tr("Right. ", "对。") + self.explain())
         why = next(o.why for o in self.options if o.key == given)
@@ -140,8 +169,11 @@ class Predict(Exercise):
         return f"{self.name} = None  # your prediction 你的预测: one of {', '.join(map(repr, self.keys()))}"
 
     def reveal_code(self) -> str:
-        code = f'display(ex.reveal("{self.id}"))'
-        return code + ("\n" + self.widget if self.widget else "")
+        """The reveal cell: shown once ``self.name`` holds an answer (or on a click); computed always (CI checks it)."""
+        if not self.widget:
+            return f'_ = ex.reveal_after("{self.id}", {self.name})'
+        *setup, last = self.widget.strip().splitlines()       # imports, then the expression that builds the panel
+        return "\n".join(setup + [f'_ = ex.reveal_after("{self.id}", {self.name}, panel=lambda: {last})'])
 
 
 # ---------------------------------------------------------------------------------
@@ -163,14 +195,15 @@ class Compute(Exercise):
     atol: float = 0.01                      # by hand: two decimals are enough
     known: tuple[Known, ...] = ()
     explain: Callable[[], str] | None = None
+    exact: Callable[[], Any] | None = None   # -> the value ex.solution shows (ε-free, as the prompt says), default value
     kind: ClassVar[str] = "compute"
 
     def solution(self):
-        v = np.asarray(self.value(), dtype=float)
-        out = np.round(v, 4)
+        v = np.asarray((self.exact or self.value)(), dtype=float)
+        out = np.round(v, 4) + 0.0                                   # + 0.0: no "-0.0"
         return float(out) if out.ndim == 0 else out.tolist()
 
-    def check(self, answer) -> Feedback:
+    def _check(self, answer) -> Feedback:
         if answer is None:
             return self._not_attempted()
         expected = np.asarray(self.value(), dtype=float)
@@ -190,6 +223,11 @@ class Compute(Exercise):
         for k in self.known:
             if np.allclose(got, np.asarray(k.value(), dtype=float).reshape(expected.shape), rtol=0, atol=self.atol):
                 return self._fb(FAILED, str(k.message), (k.key,))
+        if self.atol < 0.005 and np.allclose(got, expected, rtol=0, atol=0.005 + 1e-9):
+            return self._fb(FAILED, tr(f"right to 2 decimals, give 3: this exercise asks for three decimals "
+                                       f"(the check needs ±{self.atol:g}).",
+                                       f"两位小数是对的，请给三位：本题要求三位小数（检查精度 ±{self.atol:g}）。"),
+                            ("two_decimals",))
         off = np.flatnonzero(~np.isclose(got, expected, rtol=0, atol=self.atol).reshape(-1))
         where = tr("entries " if off.size > 1 else "entry ", "第 ") + ", ".join(str(i + 1) for i in off)
         return self._fb(FAILED, tr(f"does not match yet: {where} off by more than {self.atol:g}. "
@@ -229,6 +267,9 @@ class Implement(Exercise):
     expected: Callable[..., Any] = None          # the same result from the package's own functions
     cases: Callable[[], list[Case]] = None       # fixed edge cases first, then seeded random ones
     mistakes: tuple[Mistake, ...] = ()
+    grad_wrt: tuple[int, ...] = ()               # loss exercises: the arguments whose gradient is compared too
+    grad_mistake: Callable | None = None         # (args, got_grads, exp_grads, case) -> (key, Text) | None
+    grad_kinks: Callable | None = None           # (args) -> bool mask of input entries at a kink (any subgradient is right)
     kind: ClassVar[str] = "implement"
 
     @property
@@ -261,10 +302,16 @@ class Implement(Exercise):
         return f"{head}\n    ### BEGIN SOLUTION\n{body}\n    ### END SOLUTION"
 
     # --- checking ---
-    def _call(self, fn, case: Case):
-        return fn(*copy.deepcopy(case.args))
+    def _call(self, fn, case: Case, deadline: float, grad_wrt=()):
+        """``fn`` on fresh copies of the case's arguments (those in ``grad_wrt`` requiring grad), within the time left."""
+        args = list(copy.deepcopy(case.args))
+        for j in grad_wrt:
+            args[j] = args[j].detach().clone().requires_grad_(True)
+        with _safety.time_limit(max(deadline - time.monotonic(), 0.01)):
+            out = fn(*args)
+        return out, args
 
-    def check(self, answer) -> Feedback:
+    def _check(self, answer) -> Feedback:
         if answer is None:
             return self._not_attempted()
         if not callable(answer):
@@ -280,18 +327,34 @@ class Implement(Exercise):
         except ValueError:
             pass  # builtins without a signature: just call them
         cases = self.cases()
+        deadline = time.monotonic() + _safety.TIMEOUT_S
         received, expected = [], []
         for i, case in enumerate(cases):
             try:
-                out = self._call(answer, case)
+                out, args = self._call(answer, case, deadline)
             except NotImplementedError:
                 return self._fb(NOT_ATTEMPTED, tr(f"{self.name} still raises NotImplementedError; "
                                                   "replace that line with your code.",
                                                   f"{self.name} 仍然抛出 NotImplementedError；把那一行换成你的代码。"))
+            except _safety.CheckTimeout:
+                return self._timeout(i, case)
             except Exception as err:  # the student's code: report, never a traceback
-                return self._fb(ERROR, tr(f"{self.name} raised {type(err).__name__}: {err}\n  on input {case.label}: {self._inputs(case)}",
-                                          f"{self.name} 抛出 {type(err).__name__}：{err}\n  输入 {case.label}：{self._inputs(case)}")
-                                + self._reproduce(i))
+                return self._raised(err, i, case)
+            if out is None:
+                return self._fb(FAILED, tr(f"your function returned None on input {case.label}: did you forget `return`?",
+                                           f"你的函数在输入 {case.label} 上返回了 None：是不是忘了写 `return`？"),
+                                ("returned_none",))
+            moved = [(p, type(a).__name__) for p, a, b in zip(self.params, case.args, args) if _safety.changed(a, b)]
+            if moved:
+                (arg, kind), = moved[:1]
+                return self._fb(FAILED, tr(
+                    f"{self.name} changed its input `{arg}` in place (the caller's {kind} "
+                    f"is different after the call, on input {case.label}) — e.g. `{arg} -= …` or `{arg}[mask == 0] = 0`. "
+                    "A loss function must not change what it is given (the trainer reuses it): work on a copy "
+                    "(`.clone()`, `.copy()`) or write `x = x - …`.",
+                    f"{self.name} 原地修改了输入 `{arg}`（调用之后调用者手里的 {kind} 变了，输入 {case.label}）——例如 "
+                    f"`{arg} -= …` 或 `{arg}[mask == 0] = 0`。函数不能改动传给它的数据（训练器还要用）："
+                    "先复制（`.clone()`、`.copy()`），或者写成 `x = x - …`。"), ("in_place",))
             exp = _as_float_array(self.expected(*copy.deepcopy(case.args)))
             try:
                 got = _as_float_array(out)
@@ -308,11 +371,29 @@ class Implement(Exercise):
             expected.append(exp)
         bad = [self._bad(g, e, c) for g, e, c in zip(received, expected, cases)]
         n_bad = sum(int(b.sum()) for b in bad)
-        if n_bad == 0:
-            return self._fb(PASSED, tr(f"Correct on all {len(cases)} inputs ({', '.join(c.label for c in cases[:4])}, … "
-                                       "and seeded random ones).",
-                                       f"全部 {len(cases)} 个输入都正确（{', '.join(c.label for c in cases[:4])} …… 以及若干随机输入）。"))
-        return self._diagnose(cases, received, expected, bad)
+        if n_bad:
+            return self._diagnose(cases, received, expected, bad)
+        if self.grad_wrt:
+            fb = _grad.check_gradients(self, answer, cases, time.monotonic() + _safety.TIMEOUT_S)
+            if fb is not None:
+                return fb
+        return self._fb(PASSED, tr(f"Correct on all {len(cases)} inputs ({', '.join(c.label for c in cases[:4])}, … "
+                                   "and seeded random ones)" + (", values and gradients." if self.grad_wrt else "."),
+                                   f"全部 {len(cases)} 个输入都正确（{', '.join(c.label for c in cases[:4])} …… 以及若干随机输入）"
+                                   + ("，数值和梯度都对。" if self.grad_wrt else "。")))
+
+    def _timeout(self, i: int, case: Case) -> Feedback:
+        return self._fb(ERROR, tr(f"{self.name} did not finish within {_safety.TIMEOUT_S:g} s on input {case.label} "
+                                  f"(the checker stops a function after {_safety.TIMEOUT_S:g} s): an infinite loop, or a "
+                                  "`while` whose condition never changes?",
+                                  f"{self.name} 在输入 {case.label} 上 {_safety.TIMEOUT_S:g} 秒内没有结束（检查器在 "
+                                  f"{_safety.TIMEOUT_S:g} 秒后停止函数）：是不是死循环，或者 `while` 的条件永远不变？")
+                        + self._reproduce(i), ("timeout",))
+
+    def _raised(self, err: Exception, i: int, case: Case) -> Feedback:
+        return self._fb(ERROR, tr(f"{self.name} raised {type(err).__name__}: {err}\n  on input {case.label}: {self._inputs(case)}",
+                                  f"{self.name} 抛出 {type(err).__name__}：{err}\n  输入 {case.label}：{self._inputs(case)}")
+                        + self._reproduce(i))
 
     @staticmethod
     def _bad(got, exp, case: Case) -> np.ndarray:

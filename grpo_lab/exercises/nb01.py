@@ -38,6 +38,12 @@ def _prob_not_score(theta, action, reward, baseline):
     return (reward - baseline) * (p if action == "A" else 1.0 - p)
 
 
+def _smallest_group(fraction: float) -> int:
+    """The smallest G whose group-mean baseline keeps at least ``fraction`` of the true gradient."""
+    true = bandit.estimator_stats(TH, 0.0)[0]
+    return next(G for G in range(2, 10_000) if bandit.group_baseline_stats(TH, G)[0] / true >= fraction - 1e-12)
+
+
 def _same_mean_key() -> str:
     m0, _ = bandit.estimator_stats(TH, 0.0)
     m5, _ = bandit.estimator_stats(TH, 0.5)
@@ -99,20 +105,31 @@ EXERCISES = (
     ),
     Compute(
         id="bandit.optimal_b", notebook="01", name="b_star", form="a number",
-        title=Text("The variance-minimising baseline", "方差最小的基线"),
+        title=Text("The variance-minimising baseline at another θ", "另一个 θ 处方差最小的基线"),
         prompt=Text(
-            "At θ = −1.1, which constant b makes the variance of ĝ **zero**? Answer one number (two decimals).",
-            "在 θ = −1.1 处，取哪个常数 b 能让 ĝ 的方差变成**零**？回答一个数（两位小数）。"),
+            "The notebook found b* at θ = −1.1. Training has moved on: now **θ = +0.4**. Which constant b makes the "
+            "variance of ĝ **zero** here? Answer one number (two decimals; σ(0.4) ≈ 0.599).",
+            "笔记本在 θ = −1.1 处求出了 b*。训练继续之后，现在 **θ = +0.4**。这里取哪个常数 b 能让 ĝ 的方差变成**零**？"
+            "回答一个数（两位小数；σ(0.4) ≈ 0.599）。"),
         hints=(Text("The variance is zero when both arms give the same ĝ. Set g_A(b) = g_B(b) and solve for b.",
-                    "两个臂给出同一个 ĝ 时方差为零。令 g_A(b) = g_B(b)，解出 b。"),),
-        value=lambda: bandit.optimal_baseline(TH),
+                    "两个臂给出同一个 ĝ 时方差为零。令 g_A(b) = g_B(b)，解出 b。"),
+               Text("Which of p and 1 − p is smaller now, and is b* above or below 0.5?",
+                    "现在 p 和 1 − p 哪个更小？b* 在 0.5 之上还是之下？")),
+        value=lambda: bandit.optimal_baseline(0.4),
         known=(Known("p_not_1_minus_p", Text("That is p = π(A). Check: with this b, do both arms give the same estimate?",
                                              "这是 p = π(A)。验算一下：用这个 b，两个臂给出的估计相同吗？"),
-                     lambda: bandit.prob_a(TH)),
-               Known("seed_b05", Text("b = 0.5 is the seed's example, not the optimum: its variance is not zero.",
-                                      "b = 0.5 只是种子文的例子，不是最优：它的方差不为零。"), lambda: 0.5)),
-        explain=lambda: tr(f"b* = 1 − p; variance at b*: {bandit.estimator_stats(TH, bandit.optimal_baseline(TH))[1]:.1e}.",
-                           f"b* = 1 − p；b* 处的方差：{bandit.estimator_stats(TH, bandit.optimal_baseline(TH))[1]:.1e}。"),
+                     lambda: bandit.prob_a(0.4)),
+               Known("old_theta", Text("That is b* at the notebook's θ = −1.1; at θ = +0.4 the policy prefers arm A.",
+                                       "这是笔记本里 θ = −1.1 处的 b*；在 θ = +0.4 处策略更偏向 A 臂。"),
+                     lambda: bandit.optimal_baseline(TH)),
+               Known("seed_b05", Text("b = 0.5 is the lecture notes' example, not the optimum: its variance is not zero.",
+                                      "b = 0.5 只是讲义的例子，不是最优：它的方差不为零。"), lambda: 0.5)),
+        explain=lambda: tr(f"b* = 1 − p = {bandit.optimal_baseline(0.4):.3f}; variance at b*: "
+                           f"{bandit.estimator_stats(0.4, bandit.optimal_baseline(0.4))[1]:.1e}. b* tracks the policy: "
+                           "a fixed b is optimal only at one θ.",
+                           f"b* = 1 − p = {bandit.optimal_baseline(0.4):.3f}；b* 处的方差："
+                           f"{bandit.estimator_stats(0.4, bandit.optimal_baseline(0.4))[1]:.1e}。b* 随策略变化："
+                           "固定的 b 只在一个 θ 处最优。"),
     ),
     Implement(
         id="bandit.reinforce", notebook="01", name="reinforce_estimate",
@@ -144,21 +161,26 @@ EXERCISES = (
         ),
     ),
     Compute(
-        id="bandit.group_bias", notebook="01", name="group_mean_ratio", form="a number",
-        title=Text("The bias of GRPO's group-mean baseline", "GRPO 组均值基线的偏差"),
+        id="bandit.group_bias", notebook="01", name="smallest_G", form="an integer",
+        title=Text("How large a group for a 97 % unbiased gradient?", "组要多大，梯度期望才能达到 97 %？"),
         prompt=Text(
-            "Take b = the mean reward of the G = 4 samples of the step, the sample's own reward included (GRPO). "
-            "The expected estimate is then a fraction of the true gradient p(1 − p). Which fraction? One number.",
-            "取 b = 本步 G = 4 个样本的平均奖励，包括这个样本自己（GRPO 的做法）。此时估计的期望是真梯度 "
-            "p(1 − p) 的多少倍？回答一个数。"),
-        hints=(Text("Split the group mean into the sample's own reward R_i/G and the rest. Which part depends on the "
-                    "sampled action?",
-                    "把组均值拆成样本自身的 R_i/G 和其余部分。哪一部分依赖于采样到的动作？"),),
-        value=lambda: bandit.group_baseline_stats(TH, 4)[0] / bandit.estimator_stats(TH, 0.0)[0],
-        known=(Known("unbiased", Text("1 would be unbiased: that holds for the leave-one-out mean (RLOO), whose baseline "
-                                      "does not contain the sample's own reward.",
-                                      "1 表示无偏：那是留一法均值（RLOO）的情形，它的基线不含样本自身的奖励。"), lambda: 1.0),),
-        explain=lambda: tr("(G − 1)/G: the own-reward part R_i/G of the baseline does depend on the action.",
-                           "(G − 1)/G：基线里样本自身那部分 R_i/G 确实依赖动作。"),
+            "Take b = the mean reward of the G samples of the step, the sample's own reward included (GRPO). The "
+            "notebook showed that the expected estimate is then a fraction of the true gradient p(1 − p). What is the "
+            "**smallest G** for which that fraction is at least **0.97**? One integer.",
+            "取 b = 本步 G 个样本的平均奖励，包括这个样本自己（GRPO 的做法）。笔记本说明了此时估计的期望是真梯度 "
+            "p(1 − p) 的某个比例。这个比例至少为 **0.97** 的**最小 G** 是多少？回答一个整数。"),
+        hints=(Text("Write the fraction as a function of G, set it ≥ 0.97 and solve for G; round up.",
+                    "把这个比例写成 G 的函数，令它 ≥ 0.97，解出 G，向上取整。"),),
+        value=lambda: _smallest_group(0.97), atol=0.01,
+        known=(Known("rounded_down", Text("At that G the fraction is still just below 0.97: round G *up*.",
+                                          "在这个 G 处比例还略低于 0.97：G 要向*上*取整。"),
+                     lambda: _smallest_group(0.97) - 1),
+               Known("one_over_G", Text("That solves 1/G = 0.03 for the *bias* 1/G ≤ 0.03 without rounding up; the "
+                                        "smallest integer G with (G − 1)/G ≥ 0.97 is one more.",
+                                        "这是由 1/G = 0.03 直接解出的，没有向上取整；满足 (G − 1)/G ≥ 0.97 的最小整数 G 还要再加一。"),
+                     lambda: 1 / 0.03)),
+        explain=lambda: tr("(G − 1)/G ≥ 0.97 ⇔ G ≥ 33.3: the group-mean baseline's bias shrinks only like 1/G; the "
+                           "leave-one-out mean (RLOO) has none at any G.",
+                           "(G − 1)/G ≥ 0.97 ⇔ G ≥ 33.3：组均值基线的偏差只按 1/G 缩小；留一法均值（RLOO）在任何 G 下都没有偏差。"),
     ),
 )

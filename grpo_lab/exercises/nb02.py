@@ -16,6 +16,10 @@ def _av():
     return gn.action_values(*STATE)
 
 
+def _av4():
+    return gn.action_values({1, 2, 3, 4}, 2)
+
+
 def _sign(x: float) -> str:
     return "zero" if abs(x) < 1e-12 else ("positive" if x > 0 else "negative")
 
@@ -64,32 +68,42 @@ EXERCISES = (
                 'ValuesPanel(N=20, tries=4, hints="8 higher, 12 lower", policy="uniform")'),
     ),
     Compute(
-        id="guess.q_v", notebook="02", name="q10_and_v", form="[Q(10), V]",
-        title=Text("Q(10) and V by hand", "手算 Q(10) 和 V"),
+        id="guess.q_v", notebook="02", name="q2_and_v", form="[Q(2), V]",
+        title=Text("Q and V in a new state, by hand", "在新状态下手算 Q 和 V"),
         prompt=Text(
-            "Same state, uniform policy, reward 1 for finding the secret. Compute Q(10) and V = Σ_a π(a)·Q(a) by "
-            "hand. Answer `[Q(10), V]` (two decimals).",
-            "同一状态，均匀策略，猜中奖励 1。手算 Q(10) 和 V = Σ_a π(a)·Q(a)。回答 `[Q(10), V]`（两位小数）。"),
-        hints=(Text("Q(10): with probability 1/3 the secret is 10; otherwise the host says higher or lower and one "
-                    "candidate is left for the last try.",
-                    "Q(10)：秘密数以 1/3 的概率就是 10；否则主持人说偏大或偏小，最后一次机会只剩一个候选。"),
-               Text("For V you need Q(9) and Q(11) too; by symmetry they are equal.",
-                    "算 V 还需要 Q(9) 和 Q(11)；由对称性它们相等。")),
-        value=lambda: [_av()[10].q, _av()[10].v],
+            "A state the notebook does not print: candidates **{1, 2, 3, 4}**, **two** tries left, the uniform policy "
+            "(guess uniformly among the candidates, now and on the last try), reward 1 for finding the secret. Compute "
+            "Q(2) and V = Σ_a π(a)·Q(a) by hand. Answer `[Q(2), V]` (two decimals).",
+            "一个笔记本里没有打印的状态：候选 **{1, 2, 3, 4}**，还剩**两次**机会，均匀策略（现在和最后一次都在候选中"
+            "均匀地猜），猜中奖励 1。手算 Q(2) 和 V = Σ_a π(a)·Q(a)。回答 `[Q(2), V]`（两位小数）。"),
+        hints=(Text("Q(2): with probability 1/4 the secret is 2; otherwise the host says lower (one candidate left) or "
+                    "higher (two candidates left) and the last try guesses uniformly.",
+                    "Q(2)：秘密数以 1/4 的概率就是 2；否则主持人说偏小（剩一个候选）或偏大（剩两个候选），最后一次均匀地猜。"),
+               Text("By symmetry Q(1) = Q(4) and Q(2) = Q(3); V is their average.",
+                    "由对称性 Q(1) = Q(4)，Q(2) = Q(3)；V 是它们的平均。")),
+        value=lambda: [_av4()[2].q, _av4()[2].v],
         known=(Known("v_is_max", Text("V^π is the *average* of Q under the policy, not the best Q.",
-                                      "V^π 是 Q 在策略下的*平均*，不是最大的 Q。"), lambda: [_av()[10].q, max(x.q for x in _av().values())]),),
+                                      "V^π 是 Q 在策略下的*平均*，不是最大的 Q。"), lambda: [_av4()[2].q, max(x.q for x in _av4().values())]),
+               Known("seed_state", Text("Those are Q(10) and V of the notebook's state {9, 10, 11}; this state has four candidates.",
+                                        "这是笔记本里状态 {9, 10, 11} 的 Q(10) 和 V；本题的状态有四个候选。"),
+                     lambda: [_av()[10].q, _av()[10].v])),
     ),
     Compute(
-        id="guess.a10", notebook="02", name="a10", form="a number",
-        title=Text("A(10)", "A(10)"),
-        prompt=Text("And the advantage of guessing 10, A(10) = Q(10) − V? One number (two decimals).",
-                    "猜 10 的优势 A(10) = Q(10) − V 是多少？一个数（两位小数）。"),
-        hints=(Text("Use your Q(10) and V from the previous exercise.", "用上一题的 Q(10) 和 V。"),),
-        value=lambda: _av()[10].a,
-        known=(Known("a9", Text("That is A(9) = A(11). The advantage of 10 has the other sign.",
-                                "这是 A(9) = A(11)。10 的优势符号相反。"), lambda: _av()[9].a),),
-        explain=lambda: tr("A failed guess of 10 is still a good action: the policy's other guesses are worse on average.",
-                           "猜 10 即使失败也是好动作：策略的其他猜法平均更差。"),
+        id="guess.a10", notebook="02", name="a1", form="a number",
+        title=Text("A(1) in the new state", "新状态下的 A(1)"),
+        prompt=Text("Same state {1, 2, 3, 4}, two tries, uniform policy. What is the advantage of guessing the end "
+                    "candidate 1, A(1) = Q(1) − V? One number (two decimals).",
+                    "同一状态 {1, 2, 3, 4}，两次机会，均匀策略。猜端点候选 1 的优势 A(1) = Q(1) − V 是多少？一个数（两位小数）。"),
+        hints=(Text("If 1 is wrong, how many candidates are left for the last try? Compare with a wrong 2.",
+                    "如果 1 猜错，最后一次还剩几个候选？和猜 2 猜错比一比。"),),
+        value=lambda: _av4()[1].a,
+        known=(Known("a2", Text("That is A(2) = A(3). The end candidates have the other sign.",
+                                "这是 A(2) = A(3)。端点候选的符号相反。"), lambda: _av4()[2].a),
+               Known("seed_a9", Text("That is A(9) of the notebook's three-candidate state.", "这是笔记本里三候选状态的 A(9)。"),
+                     lambda: _av()[9].a)),
+        explain=lambda: tr("As at {9, 10, 11}: a guess at the edge splits the candidates worst, so it is a bad action "
+                           "even when it happens to win.",
+                           "和 {9, 10, 11} 一样：猜端点把候选分得最差，所以即使碰巧猜中，它也是个坏动作。"),
     ),
     Implement(
         id="guess.reward_to_go", notebook="02", name="reward_to_go",

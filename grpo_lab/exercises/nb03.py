@@ -74,6 +74,11 @@ def _group_cases() -> list[Case]:
     return cases
 
 
+def _one_pass_rate(p: float):
+    """A prompt mix in which every prompt has pass rate ``p`` (the spread of the logits is 0)."""
+    return bias.PromptMix(mean_logit=float(np.log(p / (1 - p))), spread=0.0)
+
+
 # --- predict: one reward of 1,1,1,1 flips ----------------------------------------------
 FLIP_OPTIONS = {"a": (0.0, 0.0, 0.0, 0.0), "b": (0.58, 0.58, 0.58, -1.73), "c": (1.0, 1.0, 1.0, -1.0),
                 "d": (0.25, 0.25, 0.25, -0.75)}
@@ -105,10 +110,10 @@ EXERCISES = (
             "A group has rewards 1, 1, 1, 1, so every Â is 0. Now the last response is wrong: 1, 1, 1, 0. Which "
             "advantages (population std) do you expect? "
             + " · ".join(f"`\"{k}\"`: {_fmt_opt(v)}" for k, v in FLIP_OPTIONS.items())
-            + ". Commit first; the reveal cell shows the group editor.",
+            + ". Commit first; the reveal cell then shows the group editor at 1, 1, 1, 1 — flip the last reward yourself.",
             "一组的奖励是 1, 1, 1, 1，所以每个 Â 都是 0。现在最后一条答错了：1, 1, 1, 0。你预计优势（总体标准差）是哪一组？"
             + " · ".join(f"`\"{k}\"`：{_fmt_opt(v)}" for k, v in FLIP_OPTIONS.items())
-            + "。先作答；揭晓单元会显示组编辑器。"),
+            + "。先作答；揭晓单元随后显示停在 1, 1, 1, 1 的组编辑器——自己翻转最后一个奖励。"),
         hints=(Text("The advantages of a group always sum to 0, and here the std is √(q(1 − q)) with q the fraction of 1s.",
                     "一组的优势之和总是 0；这里标准差是 √(q(1 − q))，q 是 1 所占的比例。"),),
         options=(Option("a", Text(_fmt_opt(FLIP_OPTIONS["a"]), _fmt_opt(FLIP_OPTIONS["a"])),
@@ -122,7 +127,7 @@ EXERCISES = (
                         Text("That is r − mean without ÷ std (Dr. GRPO). Eq. (1) also divides by the std, here √(0.75·0.25).",
                              "那是不除以标准差的 r − mean（Dr. GRPO）。式 (1) 还要除以标准差，这里是 √(0.75·0.25)。"))),
         correct=_flip_key, explain=_flip_text,
-        widget="from grpo_lab.viz.advantages import GroupEditorPanel\nGroupEditorPanel().set_rewards([1, 1, 1, 0])",
+        widget="from grpo_lab.viz.advantages import GroupEditorPanel\nGroupEditorPanel().set_rewards([1, 1, 1, 1])",   # neutral: flip one yourself
     ),
     Compute(
         id="advantages.hand_population", notebook="03", name="adv_11110_population", form="[Â_1, Â_2, Â_3, Â_4, Â_5]",
@@ -135,6 +140,7 @@ EXERCISES = (
                Text("With q = 4/5 ones, the population std of 0/1 rewards is √(q(1 − q)).",
                     "当 1 的比例 q = 4/5 时，0/1 奖励的总体标准差是 √(q(1 − q))。")),
         value=lambda: A.group_advantages([1, 1, 1, 1, 0]),
+        exact=lambda: A.group_advantages([1, 1, 1, 1, 0], eps=0.0),
         known=(Known("bessel_std", Text("Those use the sample std (÷(G − 1) = 4). This exercise asks for the population "
                                         "std (÷G = 5); the next one asks for the sample std.",
                                         "这些用的是样本标准差（÷(G − 1) = 4）。本题要总体标准差（÷G = 5）；下一题才要样本标准差。"),
@@ -151,6 +157,7 @@ EXERCISES = (
         hints=(Text("Only the std changes: the sum of squared deviations is divided by 4 instead of 5.",
                     "只有标准差变了：离差平方和除以 4 而不是 5。"),),
         value=lambda: A.group_advantages([1, 1, 1, 1, 0], std="sample"),
+        exact=lambda: A.group_advantages([1, 1, 1, 1, 0], std="sample", eps=0.0),
         known=(Known("population_std", Text("Those use the population std (÷G); here divide the squared deviations by G − 1.",
                                             "这些用的是总体标准差（÷G）；这里离差平方和要除以 G − 1。"),
                      lambda: A.group_advantages([1, 1, 1, 1, 0])),),
@@ -182,6 +189,7 @@ EXERCISES = (
         hints=(Text("mean = 1/8; the std of 0/1 rewards with a fraction q of ones is √(q(1 − q)).",
                     "均值 = 1/8；1 的比例为 q 的 0/1 奖励，标准差是 √(q(1 − q))。"),),
         value=lambda: bias.lone_success_advantage(8),
+        exact=lambda: bias.lone_success_advantage(8, eps=0.0),
         known=(Known("failure_adv", Text("That is the Â of each of the seven wrong responses; the question asks for the right one.",
                                          "这是七条错误回答各自的 Â；题目问的是那条对的。"),
                      lambda: A.group_advantages([1, 0, 0, 0, 0, 0, 0, 0])[1]),
@@ -204,5 +212,63 @@ EXERCISES = (
                                               "你只算了全对的组；全错的组同样是退化组。"), lambda: A.p_all_correct(0.4, 3)),
                Known("informative", Text("That is the probability that the group is *informative*; the question asks for the rest.",
                                          "这是该组*有信息*的概率；题目问的是其余部分。"), lambda: 1 - A.p_degenerate(0.4, 3))),
+    ),
+    Compute(
+        id="advantages.difficulty_weights", notebook="03", name="total_push_k1_k4", form="[W for k = 1, W for k = 4]",
+        title=Text("How much push does a group hand out?", "一组一共分出多少推力？"),
+        prompt=Text("A group of G = 8 with 0/1 rewards hands out a total push W = Σ_i |Â_i| (eq. 1, population std, ε "
+                    "ignored). Compute W for a hard prompt with **k = 1** correct answer and for a medium one with "
+                    "**k = 4**. Answer `[W_1, W_4]`, two decimals.",
+                    "一组 G = 8、奖励为 0/1 的回答，一共分出的推力是 W = Σ_i |Â_i|（式 1，总体标准差，忽略 ε）。分别算出"
+                    "难题（**k = 1** 条正确）和中等题（**k = 4** 条正确）的 W。回答 `[W_1, W_4]`，两位小数。"),
+        hints=(Text("With q = k/G, a correct answer gets √((1 − q)/q) and a wrong one −√(q/(1 − q)); count how many of each.",
+                    "令 q = k/G，正确回答得到 √((1 − q)/q)，错误回答得到 −√(q/(1 − q))；再数一数各有几条。"),),
+        value=lambda: [float(bias.weight_by_k(8)[1]), float(bias.weight_by_k(8)[4])],
+        exact=lambda: [float(bias.weight_by_k(8, eps=0.0)[1]), float(bias.weight_by_k(8, eps=0.0)[4])],
+        known=(Known("no_std", Text("Those are Σ|r − mean| without ÷ std (Dr. GRPO's advantages). Eq. (1) divides by the "
+                                    "group's std, which is small for k = 1.",
+                                    "这是不除以标准差的 Σ|r − mean|（Dr. GRPO 的优势）。式 (1) 还要除以组标准差，k = 1 时它很小。"),
+                     lambda: [float(bias.weight_by_k(8, scale="none")[1]), float(bias.weight_by_k(8, scale="none")[4])]),
+               Known("correct_only", Text("You added only the correct answers' Â; the wrong ones are pushed too (|Â| counts both).",
+                                          "你只加了正确回答的 Â；错误回答也被推（|Â| 两者都算）。"),
+                     lambda: [bias.lone_success_advantage(8), 4 * float(A.group_advantages([1] * 4 + [0] * 4)[0])])),
+        explain=lambda: tr(f"W_1 = {bias.weight_by_k(8, eps=0.0)[1]:.2f} vs W_4 = {bias.weight_by_k(8, eps=0.0)[4]:.2f}: "
+                           "÷ std shrinks the gap between hard and medium prompts (without it: "
+                           f"{bias.weight_by_k(8, scale='none')[1]:.2f} vs {bias.weight_by_k(8, scale='none')[4]:.2f}), and "
+                           "the lone success alone gets √7 — the difficulty bias (难度偏差) in one group.",
+                           f"W_1 = {bias.weight_by_k(8, eps=0.0)[1]:.2f}，W_4 = {bias.weight_by_k(8, eps=0.0)[4]:.2f}："
+                           "÷ std 缩小了难题与中等题之间的差距（不除时："
+                           f"{bias.weight_by_k(8, scale='none')[1]:.2f} 对 {bias.weight_by_k(8, scale='none')[4]:.2f}），"
+                           "而唯一的成功独得 √7——一组之内的难度偏差。"),
+    ),
+    Compute(
+        id="advantages.dynamic_sampling_cost", notebook="03", name="groups_to_draw", form="a number",
+        title=Text("What does dynamic sampling cost?", "动态采样要花多少？"),
+        prompt=Text("DAPO's dynamic sampling throws away degenerate groups (退化组) and keeps sampling until the batch "
+                    "holds **16 informative** groups. Every prompt has pass rate p = 0.2 and G = 8. How many groups must "
+                    "be generated on average? One number, two decimals.",
+                    "DAPO 的动态采样丢掉退化组，一直采样直到这一批有 **16 个有信息的**组。每个提示的通过率都是 p = 0.2，"
+                    "G = 8。平均要生成多少组？一个数，两位小数。"),
+        hints=(Text("First the probability that one group is informative: 1 − p^G − (1 − p)^G. Each group drawn is kept "
+                    "with that probability.",
+                    "先算一组有信息的概率：1 − p^G − (1 − p)^G。每生成一组，它以这个概率被保留。"),
+               Text("Waiting for 16 successes of probability f takes 16/f draws on average.",
+                    "等到 16 次成功（每次概率 f）平均需要 16/f 次。")),
+        value=lambda: 16 * bias.dynamic_sampling_cost(_one_pass_rate(0.2), 8),
+        known=(Known("multiplied", Text("You multiplied 16 by the informative fraction: that is how many of 16 groups "
+                                        "*survive*. Dynamic sampling divides: it keeps drawing until 16 survive.",
+                                        "你用 16 乘了有信息的比例：那是 16 组里*留下*多少。动态采样是除：一直采到留下 16 组。"),
+                     lambda: 16 / bias.dynamic_sampling_cost(_one_pass_rate(0.2), 8)),
+               Known("responses", Text("That counts responses (G per group); the question asks for groups.",
+                                       "这是回答的条数（每组 G 条）；题目问的是组数。"),
+                     lambda: 8 * 16 * bias.dynamic_sampling_cost(_one_pass_rate(0.2), 8))),
+        explain=lambda: tr(f"P(informative) = {1 / bias.dynamic_sampling_cost(_one_pass_rate(0.2), 8):.3f}, so "
+                           f"{16 * bias.dynamic_sampling_cost(_one_pass_rate(0.2), 8):.2f} groups "
+                           f"({8 * 16 * bias.dynamic_sampling_cost(_one_pass_rate(0.2), 8):.0f} responses) for 16 kept: "
+                           "cheap here, but the cost 1/P grows fast as p → 0 or 1.",
+                           f"P(有信息) = {1 / bias.dynamic_sampling_cost(_one_pass_rate(0.2), 8):.3f}，所以保留 16 组要生成 "
+                           f"{16 * bias.dynamic_sampling_cost(_one_pass_rate(0.2), 8):.2f} 组"
+                           f"（{8 * 16 * bias.dynamic_sampling_cost(_one_pass_rate(0.2), 8):.0f} 条回答）：这里不贵，"
+                           "但 p → 0 或 1 时代价 1/P 增长很快。"),
     ),
 )

@@ -1,46 +1,92 @@
 """Notebook 06 (a GRPO loop on a tiny LM): the trainer's layout, degenerate groups, the KL column."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import torch
 
 from grpo_lab import advantages as A
 from grpo_lab import losses as L
 from grpo_lab.exercises._kinds import Case, Compute, Implement, Known, Mistake, Option, Predict
-from grpo_lab.exercises.nb03 import GROUP_MISTAKES
-from grpo_lab.exercises.solutions import flat_advantages
+from grpo_lab.exercises.solutions import step_loss
+from grpo_lab.lm import broken_runs
 from grpo_lab.i18n import Text, tr
 
 
-def _flat(group_fn):
-    """A (N, G) -> (N, G) function applied to a flat batch laid out group after group."""
-    return lambda rewards, group_size: group_fn(np.asarray(rewards, dtype=float).reshape(-1, group_size)).reshape(-1)
+def _step(logp, old_logp, rewards, mask, group_size, *, mode="seq-mean-token-mean", **adv_kwargs):
+    adv = A.advantages_from_flat(np.asarray(rewards, dtype=float), group_size, **adv_kwargs)
+    return L.grpo_loss(logp, old_logp, torch.as_tensor(adv, dtype=logp.dtype), mask, mode=mode).loss
 
 
-def _interleaved(rewards, group_size):
+def _interleaved(logp, old_logp, rewards, mask, group_size):
     r = np.asarray(rewards, dtype=float)
-    return A.group_advantages(r.reshape(group_size, -1).T).T.reshape(-1)   # groups taken as every N-th response
+    adv = A.group_advantages(r.reshape(group_size, -1).T).T.reshape(-1)   # groups taken as every N-th response
+    return L.grpo_loss(logp, old_logp, torch.as_tensor(adv), mask).loss
 
 
-def _flat_cases() -> list[Case]:
-    cases = [Case((np.array([1., 0., 0., 0., 1., 1., 1., 1.]), 4), "two prompts, G=4: 1,0,0,0 and 1,1,1,1"),
-             Case((np.array([1., 1., 0., 0., 0., 1.]), 2), "three prompts, G=2"),
-             Case((np.array([0., 0., 1., 0., 0., 0., 0., 0., 1., 1., 0., 1.]), 4), "three prompts, G=4")]
+def _step_cases() -> list[Case]:
     rng = np.random.default_rng(606)
-    for k in range(5):
-        N, G = int(rng.integers(2, 6)), int(rng.choice([2, 4, 8]))
-        r = (rng.random(N * G) < 0.5).astype(float) if k % 2 else np.round(rng.random(N * G), 2)
+    cases = []
+    for k, (N, G, T) in enumerate([(2, 4, 5), (3, 2, 6), (2, 8, 4), (4, 4, 7), (3, 4, 3)]):
+        lengths = rng.integers(1, T + 1, size=N * G)
+        mask = torch.as_tensor((np.arange(T)[None, :] < lengths[:, None]).astype(float))
+        logp = torch.as_tensor(-rng.uniform(0.1, 3.0, (N * G, T)))
+        old = logp + torch.as_tensor(rng.normal(0, 0.3 if k else 0.0, (N * G, T)))
+        r = (rng.random(N * G) < 0.5).astype(float) if k % 2 == 0 else np.round(rng.random(N * G), 2)
         r[:G] = r[0]                                                     # the first prompt's group is degenerate
-        cases.append(Case((r, G), f"random #{k + 1} (N={N}, G={G})"))
+        cases.append(Case((logp, old, r, mask, G), f"N={N} prompts × G={G}, T={T}" + (", ρ ≡ 1" if k == 0 else "")))
     return cases
 
 
-FLAT_MISTAKES = (
+STEP_MISTAKES = (
     Mistake("interleaved", Text("Your groups are the wrong responses: reshape(-1, group_size) puts prompt k's G responses "
                                 "in row k; reshape(group_size, -1) mixes prompts.",
                                 "你分组用错了回答：reshape(-1, group_size) 把第 k 个提示的 G 条回答放在第 k 行；"
                                 "reshape(group_size, -1) 会把不同提示混在一起。"), _interleaved),
-) + tuple(Mistake(m.key, m.message, _flat(m.output)) for m in GROUP_MISTAKES)
+    Mistake("bessel_std", Text("Eq. (1) with the sample (Bessel) std — torch.std's default. Here: the population std "
+                               "(unbiased=False / correction=0).",
+                               "式 (1) 用了样本（Bessel）标准差——torch.std 的默认值。这里要总体标准差（unbiased=False / correction=0）。"),
+            lambda *a: _step(*a, std="sample")),
+    Mistake("whole_batch", Text("You normalised the rewards over the whole batch; eq. (1) works within each prompt's group.",
+                                "你对整批奖励做了标准化；式 (1) 是在每个提示的组内做。"),
+            lambda lp, olp, r, m, G: _step(lp, olp, r, m, len(np.asarray(r)))),
+    Mistake("token_mean", Text("You aggregated with eq. (7), the token mean; the step uses eq. (6): per response, then over "
+                               "responses.",
+                               "你用式 (7)（token 平均）做了聚合；这一步用式 (6)：先在每条回答内平均，再对回答平均。"),
+            lambda *a: _step(*a, mode="token-mean")),
+    Mistake("no_std", Text("You subtracted the group mean but did not divide by the std (Dr. GRPO's advantage).",
+                           "你减了组均值但没有除以标准差（Dr. GRPO 的优势）。"), lambda *a: _step(*a, scale="none")),
+    Mistake("sign_flipped", Text("The sign is flipped: you returned the objective; the optimiser minimises the loss −ℓ.",
+                                 "符号反了：你返回的是目标；优化器最小化的是损失 −ℓ。"), lambda *a: -_step(*a)),
+)
+
+
+BROKEN_SHOWN = ("reward_mean", "frac_all_correct", "frac_all_wrong", "entropy", "kl", "adv_abs_mean", "group_reward_std")
+MYSTERY = "noisy_std"          # the broken run whose metrics the exercise shows (the subtle one: the reward looks healthy)
+
+
+@functools.lru_cache(maxsize=None)
+def _broken_summary():
+    return broken_runs.summary(broken_runs.load())
+
+
+def _broken_table() -> str:
+    s = _broken_summary()
+    rows = "\n".join(f"| {m} | {s.loc['healthy', m]:.3f} | {s.loc[MYSTERY, m]:.3f} |" for m in BROKEN_SHOWN)
+    return "| metric (mean of the last 20 steps) | healthy | mystery run |\n| --- | --- | --- |\n" + rows
+
+
+def _broken_key() -> str:
+    """The broken run whose summary row is the mystery row (read from the data, not typed in)."""
+    s = _broken_summary()
+    (key,) = [r for r in s.index if r != "healthy" and np.allclose(s.loc[r], s.loc[MYSTERY])]
+    return key
+
+
+def _healthy_informative() -> float:
+    s = _broken_summary()
+    return broken_runs.BASE["prompts_per_step"] * (1 - s.loc["healthy", "frac_all_correct"] - s.loc["healthy", "frac_all_wrong"])
 
 
 def _k3_min() -> float:
@@ -52,41 +98,47 @@ def _k3_min() -> float:
 
 EXERCISES = (
     Implement(
-        id="lm.flat_advantages", notebook="06", name="flat_advantages",
-        signature="(rewards: np.ndarray (N·G,), group_size: int) -> np.ndarray (N·G,)",
-        title=Text("Advantages for the trainer's flat batch", "为训练器的扁平批次计算优势"),
-        prompt=Text("The trainer samples G responses for each of N prompts and keeps their rewards in one flat vector, "
-                    "prompt after prompt (responses k·G … k·G + G − 1 answer prompt k, as in TRL). Write "
-                    "`flat_advantages(rewards, group_size)`: eq. (1) within each prompt's group (population std, "
-                    "ε = 1e-4, all-equal -> 0). You may reuse your notebook-03 function or `grpo_lab.advantages`.",
-                    "训练器为 N 个提示各采样 G 条回答，把奖励按提示顺序存成一个扁平向量（第 k·G … k·G + G − 1 条回答"
-                    "属于提示 k，与 TRL 相同）。写出 `flat_advantages(rewards, group_size)`：在每个提示的组内做式 (1)"
-                    "（总体标准差，ε = 1e-4，全相等 -> 0）。可以复用你在 03 写的函数或 `grpo_lab.advantages`。"),
-        hints=(Text("One reshape to (N, G), one call of eq. (1), one reshape back. Which order of the two axes matches "
-                    "the layout?",
-                    "一次 reshape 到 (N, G)，一次式 (1)，再 reshape 回去。哪种轴的顺序符合这个排布？"),),
-        reference=flat_advantages, expected=A.advantages_from_flat, cases=_flat_cases, mistakes=FLAT_MISTAKES,
+        id="lm.step_loss", notebook="06", name="step_loss",
+        signature="(logp, old_logp, rewards, mask, group_size) -> scalar Tensor",
+        title=Text("Steps 3–6 of the loop: from rewards to the loss", "循环的第 3–6 步：从奖励到损失"),
+        prompt=Text("The trainer's `step` samples, scores, then turns a flat reward vector into one scalar loss. Write "
+                    "`step_loss(logp, old_logp, rewards, mask, group_size)` from torch operations (not `grpo_lab`): eq. (1) "
+                    "within each prompt's group — responses k·G … k·G + G − 1 answer prompt k, population std, ε = 1e-4, "
+                    "all-equal -> 0 — then the clipped term of eq. (3) with ε = 0.2 on every token, then eq. (6). No KL. "
+                    "`logp`, `old_logp`, `mask` are (N·G, T), `rewards` is (N·G,) numpy. The checker also backpropagates.",
+                    "训练器的 `step` 采样、打分，然后把扁平的奖励向量变成一个标量损失。用 torch 运算（不用 `grpo_lab`）写出 "
+                    "`step_loss(logp, old_logp, rewards, mask, group_size)`：先在每个提示的组内做式 (1)——第 k·G … k·G + G − 1 "
+                    "条回答属于提示 k，总体标准差，ε = 1e-4，全相等 -> 0——再对每个 token 做式 (3) 的裁剪项（ε = 0.2），最后做式 (6)。"
+                    "没有 KL。`logp`、`old_logp`、`mask` 是 (N·G, T)，`rewards` 是 (N·G,) 的 numpy 数组。检查器还会做反向传播。"),
+        hints=(Text("Three stages, each a few lines you wrote in notebooks 03, 04 and 05: reshape the rewards to (N, G), "
+                    "normalise, reshape to (N·G, 1) to broadcast over the tokens.",
+                    "三个阶段，每个都是你在 03、04、05 写过的几行：把奖励 reshape 成 (N, G)，标准化，再 reshape 成 (N·G, 1) 以便在 token 上广播。"),
+               Text("torch.std uses the sample std by default: pass unbiased=False.",
+                    "torch.std 默认是样本标准差：传 unbiased=False。")),
+        reference=step_loss, expected=_step, cases=_step_cases, mistakes=STEP_MISTAKES, grad_wrt=(0,),
     ),
-    Predict(
-        id="lm.all_correct_group", notebook="06", name="all_correct_push",
-        title=Text("What does an all-correct group teach?", "全对的一组能教会什么？"),
-        prompt=Text("All 8 sampled answers to an easy prompt are correct. How much does this group contribute to the "
-                    "policy gradient: `\"most\"` of the batch's push, `\"some\"`, or `\"none\"`?",
-                    "一道简单题采样的 8 条回答全对。这组对策略梯度的贡献是：整批推力的大部分（`\"most\"`）、一部分"
-                    "（`\"some\"`），还是没有（`\"none\"`）？"),
-        hints=(Text("Compute the group's advantages first. What multiplies every token's gradient?",
-                    "先算这组的优势。每个 token 的梯度乘的是什么？"),),
-        options=(Option("most", Text("most", "大部分"),
-                        Text("Being right is not enough: GRPO rewards being better than the group's other answers.",
-                             "光答对还不够：GRPO 奖励的是比同组其他回答更好。")),
-                 Option("some", Text("some", "一部分"),
-                        Text("With ε in the denominator there is not even a small push: the numerator is exactly 0.",
-                             "分母有 ε，但连一点推力也没有：分子恰好是 0。")),
-                 Option("none", Text("none", "没有"))),
-        correct=lambda: "none" if not A.group_advantages(np.ones(8)).any() else "some",
-        explain=lambda: tr(f"Â = {A.group_advantages(np.ones(8)).tolist()}: a degenerate group (退化组) has no gradient; "
-                           "the metric frac_all_correct counts them.",
-                           f"Â = {A.group_advantages(np.ones(8)).tolist()}：退化组没有梯度；指标 frac_all_correct 统计的就是它们。"),
+    Compute(
+        id="lm.groups_with_gradient", notebook="06", name="groups_with_signal", form="a number",
+        title=Text("Read the metric table: how many groups teach?", "读指标表：有多少组在教？"),
+        prompt=Text(f"A healthy run of the trainer (32 prompts per step) logs, averaged over its last 20 steps, "
+                    f"frac_all_correct = {_broken_summary().loc['healthy', 'frac_all_correct']:.3f} and "
+                    f"frac_all_wrong = {_broken_summary().loc['healthy', 'frac_all_wrong']:.3f}. How many of the 32 groups "
+                    "of a step carry a gradient, on average? One number, two decimals.",
+                    f"训练器的一次正常运行（每步 32 个提示）在最后 20 步平均记录到 frac_all_correct = "
+                    f"{_broken_summary().loc['healthy', 'frac_all_correct']:.3f}，frac_all_wrong = "
+                    f"{_broken_summary().loc['healthy', 'frac_all_wrong']:.3f}。一步的 32 组里平均有多少组带来梯度？一个数，两位小数。"),
+        hints=(Text("Which groups have Â = 0 for every response? Both fractions count them.",
+                    "哪些组的每条回答 Â 都是 0？两个比例数的都是它们。"),),
+        value=_healthy_informative, atol=0.02,
+        known=(Known("one_kind", Text("You removed only one kind of degenerate group; all-correct and all-wrong groups both "
+                                      "give no gradient.",
+                                      "你只去掉了一种退化组；全对和全错的组都没有梯度。"),
+                     lambda: 32 * (1 - _broken_summary().loc["healthy", "frac_all_correct"])),
+               Known("degenerate", Text("That is the number of groups *without* a gradient.", "这是*没有*梯度的组数。"),
+                     lambda: 32 - _healthy_informative())),
+        explain=lambda: tr("In this run about two thirds of a step's groups are all correct and teach nothing: the gradient "
+                           "comes from about a third of the batch (last 20 steps of one seed).",
+                           "在这次运行中，一步里约三分之二的组全对、什么也教不了：梯度只来自约三分之一的批次（一个随机种子的最后 20 步）。"),
     ),
     Compute(
         id="lm.informative_groups", notebook="06", name="n_informative", form="a number",
@@ -118,5 +170,35 @@ EXERCISES = (
         explain=lambda: tr(f"On a random 64×32 batch the smallest k3 is {_k3_min()[0]:.2e} ≥ 0, while k1 is negative on "
                            f"{100 * _k3_min()[1]:.0f}% of the tokens.",
                            f"在一个随机的 64×32 批次上，k3 的最小值是 {_k3_min()[0]:.2e} ≥ 0，而 k1 在 {100 * _k3_min()[1]:.0f}% 的 token 上为负。"),
+    ),
+    Predict(
+        id="lm.broken_run", notebook="06", name="what_broke",
+        title=Text("Name what went wrong from the metric table", "从指标表说出哪里出了问题"),
+        prompt=Text("One of §7's broken runs, beside the healthy one (same seed and size, 100 steps):\n\n" + _broken_table()
+                    + "\n\nWhat was changed: `\"no_warm_start\"` (no SFT warm start), `\"noisy_std\"` (÷σ on rewards "
+                    "with a little noise) or `\"lr_high\"` (learning rate 30× too high)? Commit before the cached runs are "
+                    "shown below.",
+                    "§7 的一个坏运行，和正常运行并排（同样的随机种子和规模，100 步）：\n\n" + _broken_table()
+                    + "\n\n改动的是什么：`\"no_warm_start\"`（没有 SFT 热启动）、`\"noisy_std\"`（对带一点噪声的奖励 ÷σ）"
+                    "还是 `\"lr_high\"`（学习率高 30 倍）？在下面显示缓存的运行之前先作答。"),
+        hints=(Text("Reward and accuracy look healthy. Which columns are not, and what do they measure: the size of Â, and "
+                    "the spread of the rewards inside a group?",
+                    "奖励和准确率看起来正常。哪几列不正常？它们量的是什么：Â 的大小，以及组内奖励的差异？"),),
+        options=(Option("no_warm_start", Text("no warm start", "没有热启动"),
+                        Text("Without a warm start nearly every group is all wrong (frac_all_wrong ≈ 1) and the reward "
+                             "stays ≈ 0; here the reward is healthy.",
+                             "没有热启动时几乎每组全错（frac_all_wrong ≈ 1），奖励一直约为 0；这里奖励是正常的。")),
+                 Option("noisy_std", Text("÷σ on noisy rewards", "噪声奖励上 ÷σ")),
+                 Option("lr_high", Text("learning rate too high", "学习率太高"),
+                        Text("A learning rate far too high shows as a KL to π_ref that explodes and a reward that "
+                             "collapses; here both are normal.",
+                             "学习率太高表现为到 π_ref 的 KL 暴涨、奖励崩溃；这里两者都正常。"))),
+        correct=_broken_key,
+        explain=lambda: tr(f"The mystery run is {_broken_key()}: its mean |Â| is {_broken_summary().loc[MYSTERY, 'adv_abs_mean']:.2f} "
+                           f"against {_broken_summary().loc['healthy', 'adv_abs_mean']:.2f} at the same reward — ÷σ blows "
+                           "noise in all-correct groups up to unit advantages (notebook 03 §6). The table below shows all four runs.",
+                           f"这个运行是 {_broken_key()}：同样的奖励下它的平均 |Â| 是 {_broken_summary().loc[MYSTERY, 'adv_abs_mean']:.2f}，"
+                           f"正常运行是 {_broken_summary().loc['healthy', 'adv_abs_mean']:.2f}——÷σ 把全对组里的噪声放大成单位大小的优势"
+                           "（笔记本 03 §6）。下面的表格显示全部四个运行。"),
     ),
 )

@@ -42,32 +42,16 @@ def _dr_cases() -> list[Case]:
     return cases
 
 
+GSPO_RHO = (1.3, 0.8, 1.1, 1.0)
+
+
+def _gspo_s() -> float:
+    logp = torch.log(torch.tensor([GSPO_RHO], dtype=torch.float64))
+    return float(L.sequence_ratio(logp, torch.zeros_like(logp), torch.ones_like(logp))[0])
+
+
 def _dr(values, mask, max_len):
     return L.aggregate(values, mask, DR, max_len=max_len)
-
-
-FIX_METHODS = ("grpo", "dapo", "dr_grpo")     # options of family.length_fix, aggregations from the registry
-
-
-def _per_token_weights() -> dict[str, tuple[float, float]]:
-    """Aggregation weight of one token of the 4- and of the 16-token answer (group lengths 8, 8, 4, 16), per method."""
-    mask = lb.response_mask([8, 8, 4, 16])                              # (4, 16)
-    out = {}
-    for name in FIX_METHODS:
-        w = L.token_weights(mask, methods.get(name).agg, max_len=16)    # (4, 16)
-        out[name] = (float(w[2, 0]), float(w[3, 0]))
-    return out
-
-
-def _fix_key() -> str:
-    (key,) = [n for n, (w4, w16) in _per_token_weights().items() if w16 < w4 * (1 - 1e-9)]
-    return key
-
-
-def _fix_text() -> str:
-    parts = ", ".join(f"{methods.label(n)} {w4:.4f} vs {w16:.4f}" for n, (w4, w16) in _per_token_weights().items())
-    return tr(f"weight of one token, 4-token vs 16-token answer: {parts}. Only eq. (6) divides by the answer's own length.",
-              f"一个 token 的权重，4 个 token 与 16 个 token 的回答：{parts}。只有式 (6) 除以回答自己的长度。")
 
 
 EXERCISES = (
@@ -137,7 +121,7 @@ EXERCISES = (
                     "（生成预算，≥ T），再对 B 条回答平均。padding（mask == 0）上的值可以是任意数。"),
         hints=(Text("Every valid token gets the same weight. Which two numbers multiply to the denominator?",
                     "每个有效 token 的权重相同。分母是哪两个数的乘积？"),),
-        reference=dr_grpo_mean, expected=_dr, cases=_dr_cases,
+        reference=dr_grpo_mean, expected=_dr, cases=_dr_cases, grad_wrt=(0,),
         mistakes=(
             Mistake("eq6", Text("That is eq. (6): each response divided by its own length. Dr. GRPO divides by the constant C.",
                                 "这是式 (6)：每条回答除以自己的长度。Dr. GRPO 除以常数 C。"),
@@ -157,20 +141,29 @@ EXERCISES = (
                     lambda v, m, C: _dr(v, torch.ones_like(m), C)),
         ),
     ),
-    Predict(
-        id="family.length_fix", notebook="07", name="still_length_biased",
-        title=Text("Which variant keeps the length bias?", "哪个变体保留了长度偏差？"),
-        prompt=Text("Two wrong answers (Â = −1) of 4 and 16 tokens in one group. Under which aggregation is each token of "
-                    "the 16-token answer pushed down **less** than each token of the 4-token one: `\"grpo\"` (eq. 6), "
-                    "`\"dapo\"` (eq. 7) or `\"dr_grpo\"` (1/C)?",
-                    "同一组里有两条错误回答（Â = −1），分别是 4 和 16 个 token。在哪种聚合下，16 个 token 的回答的每个 "
-                    "token 被压得比 4 个 token 的**更轻**：`\"grpo\"`（式 6）、`\"dapo\"`（式 7）还是 `\"dr_grpo\"`（1/C）？"),
-        hints=(Text("Which of the three denominators contains the response's *own* length?", "三个分母里，哪一个含有回答*自己*的长度？"),),
-        options=(Option("grpo", Text(methods.label("grpo"), methods.label("grpo"))),
-                 Option("dapo", Text(methods.label("dapo"), methods.label("dapo")),
-                        Text("Eq. (7) gives every token of the batch the same weight 1/Σ|y|.", "式 (7) 给全批每个 token 同样的权重 1/Σ|y|。")),
-                 Option("dr_grpo", Text(methods.label("dr_grpo"), methods.label("dr_grpo")),
-                        Text("1/C is the same constant for every response: that is Dr. GRPO's fix.", "1/C 对每条回答都是同一个常数：这正是 Dr. GRPO 的修复。"))),
-        correct=_fix_key, explain=_fix_text,
+    Compute(
+        id="family.gspo_ratio", notebook="07", name="gspo_s", form="a number",
+        title=Text("GSPO's sequence ratio, by hand", "手算 GSPO 的序列比率"),
+        prompt=Text("GSPO replaces the per-token ratios of a response by one sequence ratio "
+                    "$s_i=\\exp\\big(\\tfrac1{|y_i|}\\sum_t\\log\\rho_{i,t}\\big)$. A 4-token response has per-token ratios "
+                    "ρ = 1.3, 0.8, 1.1, 1.0. Compute s_i (three decimals).",
+                    "GSPO 把一条回答的逐 token 比率换成一个序列比率 "
+                    "$s_i=\\exp\\big(\\tfrac1{|y_i|}\\sum_t\\log\\rho_{i,t}\\big)$。一条 4 个 token 的回答，逐 token 比率为 "
+                    "ρ = 1.3, 0.8, 1.1, 1.0。算出 s_i（三位小数）。"),
+        hints=(Text("exp of a mean of logs is a geometric mean: the |y_i|-th root of the product.",
+                    "对数平均再取 exp 就是几何平均：乘积开 |y_i| 次方。"),),
+        value=_gspo_s, atol=0.002,
+        known=(Known("arithmetic_mean", Text("That is the arithmetic mean of the ratios; GSPO averages their *logs* (a "
+                                             "geometric mean).",
+                                             "这是比率的算术平均；GSPO 平均的是它们的*对数*（几何平均）。"),
+                     lambda: float(np.mean(GSPO_RHO))),
+               Known("product", Text("That is the product π_θ(y)/π_old(y), without the 1/|y_i| power: the sequence ratio "
+                                     "of a long response would explode.",
+                                     "这是乘积 π_θ(y)/π_old(y)，没有 1/|y_i| 次方：长回答的序列比率会爆炸。"),
+                     lambda: float(np.prod(GSPO_RHO)))),
+        explain=lambda: tr(f"s = {_gspo_s():.4f}: inside [0.8, 1.2], so with ε = 0.2 no token of this response is clipped, "
+                           "although the token at ρ = 1.3 would be under eq. (3). GSPO clips whole responses.",
+                           f"s = {_gspo_s():.4f}：在 [0.8, 1.2] 之内，所以 ε = 0.2 时这条回答没有一个 token 被裁剪，"
+                           "尽管 ρ = 1.3 的那个 token 在式 (3) 下会被裁剪。GSPO 裁剪的是整条回答。"),
     ),
 )

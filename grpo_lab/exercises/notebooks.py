@@ -1,4 +1,8 @@
-"""The Exercises section and the "Next" link at the end of every notebook, from one source.
+"""The exercise cells of every notebook — predictions in the body, the rest at the end — and the "Next" link.
+
+Predict exercises are inserted into the body immediately before the cell that reveals their
+answer (its cell id is the anchor, :mod:`grpo_lab.exercises.placement`); by-hand and implement
+exercises, and predictions whose anchor is missing, form the Exercises section at the end.
 
 Three variants of the same cells:
 
@@ -11,9 +15,9 @@ Three variants of the same cells:
   (``display(ex.check(...).assert_passed())``), with nbgrader's cell metadata (schema version 3).
 
 Every cell written here carries the tag ``exercise`` (or ``nav`` for the final link) in its
-metadata, so :func:`write_notebook` first removes the tagged cells and then appends fresh
-ones: it is idempotent and works on any version of the notebook's other cells. Cell ids
-are derived from the exercise ids, so a re-run changes nothing.
+metadata, so :func:`write_notebook` first removes the tagged cells and then inserts fresh
+ones (before their anchors, and at the end): it is idempotent and works on any version of the
+notebook's other cells. Cell ids are derived from the exercise ids, so a re-run changes nothing.
 
 Command line: ``python -m grpo_lab exercises {write-notebooks,solutions,nbgrader,list}``.
 """
@@ -27,7 +31,7 @@ from pathlib import Path
 import nbformat
 
 from grpo_lab import i18n, roadmap
-from grpo_lab.exercises import by_notebook
+from grpo_lab.exercises import EXERCISES, by_notebook, placement
 from grpo_lab.exercises._kinds import Exercise, Predict
 from grpo_lab.i18n import Text, tr
 
@@ -36,6 +40,7 @@ VARIANTS = ("student", "solution", "nbgrader")
 LAST = "08_grpo_real_lm"          # notebook 07 links on to the real-model notebook (issue 12)
 SETUP = ("from IPython.display import display\nimport math\nimport numpy as np\nimport torch\n"
          "from grpo_lab import exercises as ex")
+PLACED_SETUP = "from IPython.display import display\nfrom grpo_lab import exercises as ex"   # a placed prediction's check
 KIND_LABEL = {"predict": Text("predict, then reveal", "先预测，再揭晓"), "compute": Text("by hand", "手算"),
               "implement": Text("implement", "编程实现")}
 INTRO = Text(
@@ -43,12 +48,12 @@ INTRO = Text(
     "Each exercise has a prompt, an answer cell and a check cell. Put your answer into the answer cell and run "
     "the check: it says what is right, or names the mistake when it is a typical one. Stuck? "
     "`ex.hint(\"id\")` gives a hint (`ex.hint(\"id\", 2)` a second one, where there is one). "
-    "**Predict** exercises: commit to your answer and run the check *before* you run the reveal cell below it. "
+    "The **predict** exercises of this notebook sit in its body, just before the cell that reveals their answer. "
     "`ex.catalog()` lists every exercise of the course.",
     "## 练习\n\n"
     "每道练习有题目、作答单元和检查单元。把答案写进作答单元，再运行检查：它会告诉你哪里对，如果是典型错误还会"
     "指出错误的名字。卡住了？`ex.hint(\"id\")` 给一个提示（有第二个提示时用 `ex.hint(\"id\", 2)`）。"
-    "**预测**题：先写下你的答案并运行检查，*然后*再运行下面的揭晓单元。`ex.catalog()` 列出全课程的练习。")
+    "本笔记本的**预测**题放在正文里，紧挨在揭晓答案的单元之前。`ex.catalog()` 列出全课程的练习。")
 
 
 @contextmanager
@@ -63,24 +68,15 @@ def language(lang: str | None):
         i18n.set_language(old)
 
 
+NOTEBOOK_NAME = re.compile(r"(\d\d[a-z]?)_")     # 03_group_advantage, 04b_kl_penalty
+
+
 def notebook_number(path) -> str:
-    """"03" for ``…/03_group_advantage.ipynb``, "04b" for ``…/04b_kl_penalty.ipynb`` (a notebook split
-    off after NN keeps NN and takes a letter); a ValueError for a name without the NN_ / NNx_ prefix."""
-    m = re.match(r"(\d\d[a-z]?)_", Path(path).name)
+    """"03" for ``…/03_group_advantage.ipynb``, "04b" for ``04b_kl_penalty.ipynb``; a ValueError otherwise."""
+    m = NOTEBOOK_NAME.match(Path(path).name)
     if not m:
-        raise ValueError(f"path must name a course notebook NN_name.ipynb (or NNx_name.ipynb), got {Path(path).name!r}")
+        raise ValueError(f"path must name a course notebook NN_name.ipynb, got {Path(path).name!r}")
     return m.group(1)
-
-
-def number_label(nn: str) -> str:
-    """How exercises are numbered in notebook ``nn``: "4" for "04", "4b" for "04b"."""
-    return nn.lstrip("0") or "0"
-
-
-def course_numbers() -> list[str]:
-    """"00", "01", …, "04", "04b", …, "07": the notebooks with an Exercises/Next tail, in course order."""
-    numbers = [notebook_number(name + ".ipynb") for name, _, _ in roadmap.NOTEBOOKS]
-    return [nn for nn in numbers if re.fullmatch(r"0[0-7][a-z]?", nn)]
 
 
 def _course_order() -> list[tuple[str, str]]:
@@ -119,33 +115,68 @@ def _nbgrader(grade_id: str, *, solution=False, grade=False, points=None, locked
     return {"nbgrader": meta}
 
 
-def exercise_cells(nn: str, variant: str = "student", lang: str | None = None) -> list:
-    """The tagged cells of notebook ``NN``: intro, setup, then prompt / answer / check (/ reveal) per exercise, then "Next"."""
+def _number(e: Exercise) -> str:
+    """"4.4": the notebook number and the position among that notebook's exercises (stable when cells move)."""
+    return f"{int(e.notebook)}.{[x.id for x in by_notebook(e.notebook)].index(e.id) + 1}"
+
+
+def _exercise_block(e: Exercise, variant: str, placed: str | None) -> list:
+    """Prompt, answer, check (and reveal) cells of one exercise; ``placed``: the anchor cell id for a body placement."""
+    slug = _slug(e)
+    gid = lambda role: f"{role}-{slug}"                     # noqa: E731  nbgrader grade_id
+    info = {"exercise": e.id}
+    if placed is not None:
+        info["anchor"] = placed
+    meta = lambda role: {"grpo_lab": {**info, "role": role}}   # noqa: E731
+    tags = ("exercise", "placed") if placed is not None else ("exercise",)
+    head = f"**{tr('Exercise', '练习')} {_number(e)} · {KIND_LABEL[e.kind]} — {e.title}** (`{e.id}`)"
+    cells = [_cell("markdown", f"{head}\n\n{e.prompt}", f"ex-{slug}-prompt", tags + ("prompt",), **meta("prompt"))]
+    answer = {"student": e.stub_code, "solution": e.solution_code, "nbgrader": e.nbgrader_code}[variant]()
+    extra = _nbgrader(gid("answer"), solution=True) if variant == "nbgrader" else {}
+    cells.append(_cell("code", answer, f"ex-{slug}-answer", tags + ("answer",), **meta("answer"), **extra))
+    # nbgrader: a grade cell passes when it does not raise; display() keeps its output a
+    # display_data (an execute_result would be read as partial credit)
+    check = f"display({e.check_code()}.assert_passed())" if variant == "nbgrader" else e.check_code()
+    if placed is not None:                                   # the body has no Exercises setup cell above it
+        check = PLACED_SETUP + "\n" + check
+    extra = _nbgrader(gid("check"), grade=True, points=1, locked=True) if variant == "nbgrader" else {}
+    cells.append(_cell("code", check, f"ex-{slug}-check", tags + ("check",), **meta("check"), **extra))
+    if isinstance(e, Predict):
+        cells.append(_cell("code", e.reveal_code(), f"ex-{slug}-reveal", tags + ("reveal",), **meta("reveal")))
+    return cells
+
+
+def destination(e: Exercise, folder=None) -> tuple[str | None, str | None]:
+    """(notebook stem, anchor cell id or None) where ``e`` is written, for the notebooks in ``folder``."""
+    if isinstance(e, Predict):
+        where = placement.anchor(e.id, folder)
+        if where is not None:
+            return where
+    return placement.section(e, folder), None
+
+
+def exercise_cells(nn: str, variant: str = "student", lang: str | None = None, folder=None) -> list:
+    """The tagged cells of notebook ``NN`` (of ``folder``, default notebooks/): the predictions placed in its body
+    (tag ``placed``, metadata ``grpo_lab.anchor``), then the Exercises section (intro, setup, one block per
+    exercise) and the "Next" link."""
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+    folder = Path(folder) if folder is not None else placement.DEFAULT_FOLDER
+    stem = placement.home_stem(nn, folder)
     cells = []
     with language(lang):
-        exercises = by_notebook(nn)
-        if exercises:
+        placed, section = [], []
+        for e in EXERCISES.values():
+            where, cell = destination(e, folder)
+            if stem is not None and where == stem or stem is None and where is None and e.notebook == nn:
+                (placed if cell is not None else section).append((e, cell))
+        for e, cell in placed:
+            cells += _exercise_block(e, variant, cell)
+        if section:
             cells.append(_cell("markdown", str(INTRO), f"ex-{nn}-intro", ("exercise",)))
             cells.append(_cell("code", SETUP, f"ex-{nn}-setup", ("exercise", "setup")))
-        for k, e in enumerate(exercises, 1):
-            slug = _slug(e)
-            gid = lambda role: f"{role}-{slug}"                     # noqa: E731  nbgrader grade_id
-            meta = lambda role: {"grpo_lab": {"exercise": e.id, "role": role}}   # noqa: E731
-            head = f"**{tr('Exercise', '练习')} {number_label(nn)}.{k} · {KIND_LABEL[e.kind]} — {e.title}** (`{e.id}`)"
-            cells.append(_cell("markdown", f"{head}\n\n{e.prompt}", f"ex-{slug}-prompt", ("exercise", "prompt"),
-                               **meta("prompt")))
-            answer = {"student": e.stub_code, "solution": e.solution_code, "nbgrader": e.nbgrader_code}[variant]()
-            extra = _nbgrader(gid("answer"), solution=True) if variant == "nbgrader" else {}
-            cells.append(_cell("code", answer, f"ex-{slug}-answer", ("exercise", "answer"), **meta("answer"), **extra))
-            # nbgrader: a grade cell passes when it does not raise; display() keeps its output a
-            # display_data (an execute_result would be read as partial credit)
-            check = f"display({e.check_code()}.assert_passed())" if variant == "nbgrader" else e.check_code()
-            extra = _nbgrader(gid("check"), grade=True, points=1, locked=True) if variant == "nbgrader" else {}
-            cells.append(_cell("code", check, f"ex-{slug}-check", ("exercise", "check"), **meta("check"), **extra))
-            if isinstance(e, Predict):
-                cells.append(_cell("code", e.reveal_code(), f"ex-{slug}-reveal", ("exercise", "reveal"), **meta("reveal")))
+        for e, _ in section:
+            cells += _exercise_block(e, variant, None)
         nxt = next_notebook(nn)
         if nxt is not None:
             name, title = nxt
@@ -159,10 +190,23 @@ def is_tagged(cell) -> bool:
     return bool(set(cell.get("metadata", {}).get("tags", ())) & set(TAGS))
 
 
-def with_exercises(nb, nn: str, variant: str = "student", lang: str | None = None):
-    """``nb`` with its tagged cells replaced by fresh ones at the end (a new notebook object)."""
+def with_exercises(nb, nn: str, variant: str = "student", lang: str | None = None, folder=None):
+    """``nb`` with its tagged cells replaced by fresh ones: predictions before their anchors, the rest at the end."""
     out = nbformat.from_dict(nbformat.from_dict(nb))
-    out.cells = [c for c in out.cells if not is_tagged(c)] + exercise_cells(nn, variant, lang)
+    body = [c for c in out.cells if not is_tagged(c)]
+    fresh = exercise_cells(nn, variant, lang, folder)
+    before: dict[str, list] = {}
+    tail = []
+    for c in fresh:
+        anchor = c.metadata.get("grpo_lab", {}).get("anchor")
+        (before.setdefault(anchor, []) if anchor is not None else tail).append(c)
+    cells = []
+    for c in body:
+        cells += before.pop(c.get("id"), [])
+        cells.append(c)
+    for left in before.values():           # an anchor this copy of the notebook lacks: keep them, at the end
+        tail = left + tail
+    out.cells = cells + tail
     return out
 
 
@@ -170,7 +214,7 @@ def write_notebook(path, variant: str = "student", lang: str | None = None, out=
     """Rewrite the Exercises/Next tail of one notebook (to ``out``, default in place). True if the file changed."""
     path = Path(path)
     nb = nbformat.read(path, as_version=4)
-    new = with_exercises(nb, notebook_number(path), variant, lang)
+    new = with_exercises(nb, notebook_number(path), variant, lang, folder=path.parent)
     if variant != "student":
         for c in new.cells:
             if c.cell_type == "code":
@@ -185,10 +229,8 @@ def write_notebook(path, variant: str = "student", lang: str | None = None, out=
 
 
 def course_notebooks(folder="notebooks") -> list[Path]:
-    """The notebooks 00–07 (04b included) in ``folder``, in course order (those that have exercises or a Next link)."""
-    order = {nn: k for k, nn in enumerate(course_numbers())}
-    paths = [p for p in Path(folder).glob("0[0-7]*_*.ipynb") if re.match(r"0[0-7][a-z]?_", p.name)]
-    return sorted(paths, key=lambda p: (order.get(notebook_number(p), len(order)), p.name))
+    """The course notebooks in ``folder`` (NN_name.ipynb or NNx_name.ipynb, e.g. 04b_kl_penalty)."""
+    return sorted(p for p in Path(folder).glob("*.ipynb") if NOTEBOOK_NAME.match(p.name))
 
 
 def build(variant: str, out, folder="notebooks", lang: str | None = None) -> list[Path]:
@@ -205,16 +247,17 @@ def build(variant: str, out, folder="notebooks", lang: str | None = None) -> lis
     return paths
 
 
-def tails(variant: str = "student", numbers=None, lang: str | None = None):
-    """One notebook holding only the Exercises sections of notebooks 00–07 and 04b (what the tests execute).
+def tails(variant: str = "student", numbers=None, lang: str | None = None, folder=None):
+    """One notebook holding only the exercise cells of the course notebooks (what the tests execute).
 
-    The Exercises section is self-contained (its setup cell imports what it uses), so running
-    it after the rest of a notebook gives the same results as running it alone.
+    The placed predictions (each with its own import) and the Exercises sections are
+    self-contained, so running them alone gives the same results as inside the notebooks.
     """
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
-    for nn in numbers or course_numbers():
-        nb.cells += [c for c in exercise_cells(nn, variant, lang) if "nav" not in c.metadata["tags"]]
+    folder = Path(folder) if folder is not None else placement.DEFAULT_FOLDER
+    for nn in numbers or [notebook_number(p) for p in course_notebooks(folder)]:
+        nb.cells += [c for c in exercise_cells(nn, variant, lang, folder) if "nav" not in c.metadata["tags"]]
     return nb
 
 
@@ -222,8 +265,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m grpo_lab exercises",
                                  description="Write the Exercises sections of the notebooks, or build solution/nbgrader copies.")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    w = sub.add_parser("write-notebooks", help="(re)write the tagged Exercises + Next cells at the end of notebooks 00-07, in place")
-    w.add_argument("paths", nargs="*", help="notebooks (default: notebooks 00-07, 04b included)")
+    w = sub.add_parser("write-notebooks", help="(re)write the tagged exercise cells (body and end) and the Next link, in place")
+    w.add_argument("paths", nargs="*", help="notebooks (default: notebooks/NN_*.ipynb)")
     w.add_argument("--lang", choices=i18n.LANGUAGES, default=None, help="language of the prompts (default: en)")
     for name, default, what in (("solutions", "build/solutions", "solution notebooks (stubs replaced by the reference answers)"),
                                 ("nbgrader", "build/nbgrader", "an nbgrader source folder (BEGIN/END SOLUTION, grade cells)")):

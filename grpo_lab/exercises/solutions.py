@@ -58,25 +58,29 @@ def group_advantages(rewards):
 
 # --- notebook 04 -------------------------------------------------------------------
 def clipped_loss(logp, old_logp, adv, mask, eps):
-    """The per-token clipped surrogate *loss* (to minimise) of eq. (3): -> Tensor (B, T).
+    """The per-token clipped surrogate *loss* (to minimise) of eq. (3) with clip-higher: -> Tensor (B, T).
 
     logp, old_logp, mask: (B, T) tensors; adv: (B,), one advantage per response, used on
-    every token; eps: the clip range ε. Values at padding positions (mask == 0) are ignored.
+    every token; eps = (eps_low, eps_high): the ratio is clipped to [1 − eps_low, 1 + eps_high]
+    (DAPO's asymmetric range). Values at padding positions (mask == 0) are ignored.
     """
+    eps_low, eps_high = eps
     ratio = torch.exp(logp - old_logp)                          # (B, T) ρ, eq. (4)
     A = adv[:, None]                                            # (B, 1): the same Â_i on every token
     unclipped = ratio * A                                       # (B, T)
-    clipped = ratio.clamp(1 - eps, 1 + eps) * A                 # (B, T)
+    clipped = ratio.clamp(1 - eps_low, 1 + eps_high) * A        # (B, T)
     return -torch.minimum(unclipped, clipped)                   # loss = −ℓ, ℓ of eq. (3)
 
 
-def k3(logp, ref_logp):
-    """The k3 estimate of KL(π_θ‖π_ref) per token, eq. (5), u = π_ref/π_θ: -> Tensor (B, T).
+def k3_grad(logp, ref_logp):
+    """The gradient ∂k3/∂logp of the k3 estimate of eq. (5), per token, u = π_ref/π_θ: -> Tensor (B, T).
 
-    logp = log π_θ and ref_logp = log π_ref of the sampled tokens, both (B, T).
+    logp = log π_θ and ref_logp = log π_ref of the sampled tokens, both (B, T). Entry (i, t)
+    is the derivative of k3_{i,t} with respect to logp[i, t] (ref_logp held fixed), written
+    out by hand — no autograd.
     """
-    log_u = ref_logp - logp                                     # (B, T) log u
-    return torch.exp(log_u) - log_u - 1                         # u − log u − 1
+    u = torch.exp(ref_logp - logp)                              # (B, T) u = π_ref/π_θ; ∂u/∂logp = −u
+    return 1 - u                                                # ∂(u − log u − 1)/∂logp = −u + 1
 
 
 # --- notebook 05 -------------------------------------------------------------------
@@ -101,15 +105,22 @@ def token_mean(values, mask):
 
 
 # --- notebook 06 -------------------------------------------------------------------
-def flat_advantages(rewards, group_size):
-    """Advantages for a flat batch laid out group after group: rewards (N·G,) -> (N·G,).
+def step_loss(logp, old_logp, rewards, mask, group_size):
+    """Steps 3–6 of one GRPO step on a flat batch: -> scalar Tensor, the loss to minimise.
 
-    Responses k·G … k·G + G − 1 answer prompt k (the layout of the trainer and of TRL).
-    Normalise each prompt's group by eq. (1) (population std, ε = 1e-4, all-equal -> 0).
+    rewards (N·G,) laid out group after group (responses k·G … k·G + G − 1 answer prompt k);
+    logp, old_logp, mask (N·G, T). Eq. (1) within each group (population std, ε = 1e-4,
+    all-equal -> 0), the clipped term of eq. (3) with ε = 0.2, then eq. (6): the mean over
+    each response's tokens, then over the responses. No KL term (β = 0).
     """
-    from grpo_lab.advantages import group_advantages            # eq. (1), your notebook-03 exercise
-    groups = np.asarray(rewards, dtype=float).reshape(-1, group_size)   # (N, G): row k = prompt k
-    return group_advantages(groups).reshape(-1)                 # (N·G,)
+    r = torch.as_tensor(rewards, dtype=logp.dtype).reshape(-1, group_size)    # (N, G): row k = prompt k
+    std = r.std(dim=1, unbiased=False, keepdim=True)                         # population std
+    adv = (r - r.mean(dim=1, keepdim=True)) / (std + 1e-4)                   # eq. (1)
+    adv = torch.where(std == 0, torch.zeros_like(adv), adv).reshape(-1, 1)   # (N·G, 1), all-equal -> 0
+    ratio = torch.exp(logp - old_logp)                                       # (N·G, T)
+    per_token = -torch.minimum(ratio * adv, ratio.clamp(0.8, 1.2) * adv)     # −ℓ of eq. (3)
+    mask = mask.to(logp.dtype)
+    return ((per_token * mask).sum(-1) / mask.sum(-1)).mean()                # eq. (6)
 
 
 # --- notebook 07 -------------------------------------------------------------------
