@@ -155,7 +155,7 @@ class TokenWeightsPanel(Panel):
         self.ax_a.set_ylim(G - 0.5, -0.5)
         self.ax_a.set_xlim(-2.2, 2.2)
         self.ax_a.axvline(0, color="0.6", lw=0.8)
-        self.ax_a.set_title("Â_i (one per response)", fontsize=10)
+        self.ax_a.set_title("Â_i per response", fontsize=10)
         self.ax_a.set_yticks([])
         self.info = self.dynamic(self.ax_a.text(0.02, -0.2, "", transform=self.ax_a.transAxes, fontsize=8,
                                                 family="monospace", va="top"))
@@ -308,7 +308,7 @@ class KLEstimatorPanel(Panel):
         self.ax_e.set_xlim(1, 1e5)
         self.ax_e.set_ylim(1e-4, 3.0)
         self.ax_e.set_xlabel("samples n")
-        self.ax_e.set_title("RMSE = √(bias² + var/n), exact (k2: bias floor)", fontsize=10)
+        self.ax_e.set_title("RMSE = √(bias² + var/n)\nexact; k2: a bias floor", fontsize=9)
         self.ax_e.legend(loc="lower left", fontsize=7)
         self.info = self.dynamic(self.ax_e.text(0.98, 0.97, "", transform=self.ax_e.transAxes, ha="right",
                                                 va="top", fontsize=7, family="monospace"))
