@@ -139,17 +139,25 @@ def _data_points_px(ax):
             t = np.linspace(0, 1, 12)[:, None, None]
             xy = (xy[:-1][None] * (1 - t) + xy[1:][None] * t).reshape(-1, 2)
         pts.append(ax.transData.transform(xy))
-    for p in ax.patches:
-        if isinstance(p, Rectangle) and p.get_transform() == ax.transData and p.get_visible() \
-                and abs(p.get_width()) > 0 and abs(p.get_height()) > 0:
-            x0, y0, w, h = p.get_x(), p.get_y(), p.get_width(), p.get_height()
-            t = np.linspace(0, 1, 9)
-            grid = np.array([(x0 + a * w, y0 + b * h) for a in t for b in t])
-            pts.append(ax.transData.transform(grid))
     for c in ax.collections:
         if isinstance(c, PathCollection) and c.get_offset_transform() == ax.transData and len(c.get_offsets()):
             pts.append(ax.transData.transform(np.asarray(c.get_offsets(), float)))
     return np.concatenate(pts) if pts else np.zeros((0, 2))
+
+
+def _bars_px(ax):
+    """Display boxes (x0, y0, x1, y1) of the bars of ``ax``, cut to the axes' own box."""
+    from matplotlib.patches import Rectangle
+
+    box, out = ax.get_window_extent(), []
+    for p in ax.patches:
+        if isinstance(p, Rectangle) and p.get_data_transform() == ax.transData and p.get_visible() \
+                and abs(p.get_width()) > 0 and abs(p.get_height()) > 0:
+            (x0, y0), (x1, y1) = sorted(ax.transData.transform([(p.get_x(), p.get_y()),
+                                                                (p.get_x() + p.get_width(), p.get_y() + p.get_height())]).tolist())
+            y0, y1 = sorted((y0, y1))
+            out.append((max(x0, box.x0), max(y0, box.y0), min(x1, box.x1), min(y1, box.y1)))
+    return out
 
 
 def legends_over_data(fig) -> list[str]:
@@ -163,8 +171,11 @@ def legends_over_data(fig) -> list[str]:
         box = leg.get_window_extent(renderer)
         pts = _data_points_px(ax)
         inside = (pts[:, 0] > box.x0) & (pts[:, 0] < box.x1) & (pts[:, 1] > box.y0) & (pts[:, 1] < box.y1)
-        if inside.any():
-            bad.append(f"axes {k} ({ax.get_title() or ax.get_ylabel()!r}): legend covers {int(inside.sum())} data points")
+        bars = sum(min(x1, box.x1) - max(x0, box.x0) > 0.5 and min(y1, box.y1) - max(y0, box.y0) > 0.5
+                   for x0, y0, x1, y1 in _bars_px(ax))
+        if inside.any() or bars:
+            bad.append(f"axes {k} ({ax.get_title() or ax.get_ylabel()!r}): legend covers {int(inside.sum())} "
+                       f"data points and {bars} bars")
     return bad
 
 
@@ -230,6 +241,12 @@ def test_the_overlap_checks_can_fail():
     ax.set_ylabel("y")
     ax.yaxis.set_label_coords(-0.5, 0.5)                         # pushed off the figure's left edge
     assert len(legends_over_data(fig)) == 1 and any("y-label" in b for b in labels_outside(fig))
+    fig2, ax2 = plt.subplots(figsize=(4, 3))
+    ax2.bar([0, 1, 2], [1, 9, 1], label="bars")                    # a tall bar under the legend, clipped at 3
+    ax2.set_ylim(0, 3)
+    ax2.legend(loc="upper center")
+    assert "1 bars" in legends_over_data(fig2)[0]
+    plt.close(fig2)
     ax.get_legend().set_loc("lower right")
     ax.legend(loc="upper left", bbox_to_anchor=(0.0, 1.0), fontsize=6)   # the upper left is empty above y = x
     assert legends_over_data(fig) == []
