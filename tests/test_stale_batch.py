@@ -25,7 +25,7 @@ def test_the_clip_keeps_the_policy_near_pi_old_and_no_clip_does_not(seed):
 
 
 def test_one_inner_step_is_the_same_with_and_without_the_clip():
-    # at θ = θ_old every ρ = 1: the clip cannot act on the first inner step (notebook 04 §4b)
+    # at θ = θ_old every ρ = 1: the clip cannot act on the first inner step (notebook 04 §4(b))
     free, clip = sb.run(sb.UNCLIPPED, steps=1), sb.run(0.2, steps=1)
     assert np.allclose(free.pi, clip.pi, atol=1e-15)
 

@@ -1,4 +1,4 @@
-"""Panels and figures for notebook 04: anatomy of the GRPO loss (seed 000 §2–§3, eqs. (2)–(5)).
+"""Panels and figures for notebooks 04 (the clipped term, seed 000 §2) and 04b (the KL term, §3, eq. (5)).
 
 Every number drawn here comes from :mod:`grpo_lab.losses` (the same functions the LM
 trainer calls), :mod:`grpo_lab.inner_steps` (μ inner steps of a tabular toy policy) and
