@@ -174,6 +174,13 @@ def label(name: str) -> str:
     return get(name).label
 
 
+def colour_name(name: str) -> str:
+    """The method's colour as a word for prose ("purple" for ``tab:purple``): notebooks name
+    colours through this, never by typing them, so the text follows the registry."""
+    c = colour(name)
+    return c.split(":", 1)[1] if c.startswith(("tab:", "xkcd:")) else c
+
+
 def preset_overrides() -> dict[str, dict]:
     """``GRPOConfig.PRESETS``: preset name -> the fields it sets (every method with an LM preset)."""
     return {n: METHODS[n].config_overrides() for n in PRESETS}
@@ -190,6 +197,6 @@ def table():
     return pd.DataFrame(rows).set_index("method")
 
 
-__all__ = ["Method", "METHODS", "NAMES", "PRESETS", "get", "colour", "label", "preset_overrides", "table",
+__all__ = ["Method", "METHODS", "NAMES", "PRESETS", "get", "colour", "colour_name", "label", "preset_overrides", "table",
            "resolve_eps_high", "PUSH_UP", "PUSH_DOWN", "NEUTRAL", "PUSH_CMAP", "WEIGHT_CMAP", "OTHER", "CORRECT", "WRONG",
            "push_colour", "ADV_ESTIMATORS", "CONFIG_FIELDS"]

@@ -103,3 +103,151 @@ def test_disabled_controls_really_change_nothing():
     a = train.result["runs"]["none"].J.copy()
     train.set(returns="total")
     assert np.array_equal(a, train.result["runs"]["none"].J)                      # why returns is disabled at cost 0
+
+
+# --- beyond width: no legend over plotted data, no label outside the figure (issue 24) -------------
+# Each panel is checked on its own, in its default state, after a full Agg draw (the layout a
+# student sees first). "Plotted data": lines drawn in data coordinates (densified, so a segment
+# that crosses the legend counts), bars (Rectangle patches with a non-zero size) and scatter
+# points. Reference lines and spans drawn in axes coordinates (axhline, axvline, axvspan),
+# images and filled regions are not checked.
+
+def _drawn(fig):
+    import matplotlib
+    if fig.canvas.get_renderer is None:                        # pragma: no cover
+        matplotlib.use("Agg")
+    fig.canvas.draw()
+    return fig.canvas.get_renderer()
+
+
+def _data_points_px(ax):
+    """Display coordinates of every plotted data point of ``ax`` (an (N, 2) array)."""
+    import numpy as np
+    from matplotlib.collections import PathCollection
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Rectangle
+
+    pts = []
+    for line in ax.get_lines():
+        if not isinstance(line, Line2D) or line.get_transform() != ax.transData or not line.get_visible():
+            continue
+        xy = np.column_stack([np.asarray(line.get_xdata(), float), np.asarray(line.get_ydata(), float)])
+        xy = xy[np.isfinite(xy).all(1)]
+        if len(xy) == 0:
+            continue
+        if len(xy) > 1 and line.get_linestyle() not in ("None", "", " "):      # densify the segments
+            t = np.linspace(0, 1, 12)[:, None, None]
+            xy = (xy[:-1][None] * (1 - t) + xy[1:][None] * t).reshape(-1, 2)
+        pts.append(ax.transData.transform(xy))
+    for c in ax.collections:
+        if isinstance(c, PathCollection) and c.get_offset_transform() == ax.transData and len(c.get_offsets()):
+            pts.append(ax.transData.transform(np.asarray(c.get_offsets(), float)))
+    return np.concatenate(pts) if pts else np.zeros((0, 2))
+
+
+def _bars_px(ax):
+    """Display boxes (x0, y0, x1, y1) of the bars of ``ax``, cut to the axes' own box."""
+    from matplotlib.patches import Rectangle
+
+    box, out = ax.get_window_extent(), []
+    for p in ax.patches:
+        if isinstance(p, Rectangle) and p.get_data_transform() == ax.transData and p.get_visible() \
+                and abs(p.get_width()) > 0 and abs(p.get_height()) > 0:
+            (x0, y0), (x1, y1) = sorted(ax.transData.transform([(p.get_x(), p.get_y()),
+                                                                (p.get_x() + p.get_width(), p.get_y() + p.get_height())]).tolist())
+            y0, y1 = sorted((y0, y1))
+            out.append((max(x0, box.x0), max(y0, box.y0), min(x1, box.x1), min(y1, box.y1)))
+    return out
+
+
+def legends_over_data(fig) -> list[str]:
+    """One line per legend of ``fig`` that covers a plotted data point of its axes."""
+    renderer = _drawn(fig)
+    bad = []
+    for k, ax in enumerate(fig.axes):
+        leg = ax.get_legend()
+        if leg is None or not leg.get_visible():
+            continue
+        box = leg.get_window_extent(renderer)
+        pts = _data_points_px(ax)
+        inside = (pts[:, 0] > box.x0) & (pts[:, 0] < box.x1) & (pts[:, 1] > box.y0) & (pts[:, 1] < box.y1)
+        bars = sum(min(x1, box.x1) - max(x0, box.x0) > 0.5 and min(y1, box.y1) - max(y0, box.y0) > 0.5
+                   for x0, y0, x1, y1 in _bars_px(ax))
+        if inside.any() or bars:
+            bad.append(f"axes {k} ({ax.get_title() or ax.get_ylabel()!r}): legend covers {int(inside.sum())} "
+                       f"data points and {bars} bars")
+    return bad
+
+
+def labels_outside(fig, tol_px: float = 1.0) -> list[str]:
+    """One line per axis label, tick label or title of ``fig`` that reaches outside the figure."""
+    import numpy as np
+
+    renderer = _drawn(fig)
+    W, H = fig.bbox.width, fig.bbox.height
+    texts = [("suptitle", fig._suptitle)] if fig._suptitle is not None else []
+    for k, ax in enumerate(fig.axes):
+        texts += [(f"axes {k} title", ax.title)]
+        if not ax.axison:                                          # ax.axis("off"): no labels, no ticks drawn
+            continue
+        texts += [(f"axes {k} x-label", ax.xaxis.label), (f"axes {k} y-label", ax.yaxis.label)]
+        for axis, lim in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):    # only the ticks drawn
+            lo, hi = sorted(lim)
+            texts += [(f"axes {k} tick label", t) for loc, t in zip(axis.get_ticklocs(), axis.get_ticklabels())
+                      if lo - 1e-9 * (hi - lo) <= loc <= hi + 1e-9 * (hi - lo)]
+    bad = []
+    for what, t in texts:
+        if not t.get_visible() or not t.get_text().strip():
+            continue
+        b = t.get_window_extent(renderer)
+        if not np.isfinite([b.x0, b.x1, b.y0, b.y1]).all():        # a label the renderer did not place
+            continue
+        if b.x0 < -tol_px or b.y0 < -tol_px or b.x1 > W + tol_px or b.y1 > H + tol_px:
+            bad.append(f"{what} {t.get_text()[:30]!r} at x {b.x0:.0f}…{b.x1:.0f}, y {b.y0:.0f}…{b.y1:.0f} "
+                       f"(figure {W:.0f}×{H:.0f})")
+    return bad
+
+
+@pytest.mark.parametrize("name", sorted(PANELS))
+def test_panel_legend_is_not_over_the_data(name):
+    import matplotlib.pyplot as plt
+
+    panel = PANELS[name]()
+    try:
+        assert legends_over_data(panel.fig) == [], name
+    finally:
+        plt.close(panel.fig)
+
+
+@pytest.mark.parametrize("name", sorted(PANELS))
+def test_panel_labels_lie_inside_the_figure(name):
+    import matplotlib.pyplot as plt
+
+    panel = PANELS[name]()
+    try:
+        assert labels_outside(panel.fig) == [], name
+    finally:
+        plt.close(panel.fig)
+
+
+def test_the_overlap_checks_can_fail():
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    fig, ax = plt.subplots(figsize=(4, 3))
+    x = np.linspace(0, 1, 50)
+    ax.plot(x, x, label="a long legend entry right over the line")
+    ax.legend(loc="center")                                      # the diagonal runs through the centre
+    ax.set_ylabel("y")
+    ax.yaxis.set_label_coords(-0.5, 0.5)                         # pushed off the figure's left edge
+    assert len(legends_over_data(fig)) == 1 and any("y-label" in b for b in labels_outside(fig))
+    fig2, ax2 = plt.subplots(figsize=(4, 3))
+    ax2.bar([0, 1, 2], [1, 9, 1], label="bars")                    # a tall bar under the legend, clipped at 3
+    ax2.set_ylim(0, 3)
+    ax2.legend(loc="upper center")
+    assert "1 bars" in legends_over_data(fig2)[0]
+    plt.close(fig2)
+    ax.get_legend().set_loc("lower right")
+    ax.legend(loc="upper left", bbox_to_anchor=(0.0, 1.0), fontsize=6)   # the upper left is empty above y = x
+    assert legends_over_data(fig) == []
+    plt.close(fig)

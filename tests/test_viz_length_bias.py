@@ -93,8 +93,18 @@ def test_drift_panel_curves_cursor_and_policy_toggle():
 
 
 def test_drift_panel_title_only_when_asked():
-    assert DriftPanel(config=SMALL).ax.get_title() == ""
-    assert "one stop probability" in DriftPanel(config=SMALL, titled=True, length_policy="shared").ax.get_title()
+    plain = DriftPanel(config=SMALL)
+    assert plain.ax.get_title() == "" and "stop probability" not in plain.fig._suptitle.get_text()
+    titled = DriftPanel(config=SMALL, titled=True, length_policy="shared")      # in the suptitle: the legend is above the axes
+    assert "one stop probability" in titled.fig._suptitle.get_text() and titled.ax.get_title() == ""
+
+
+def test_group_editor_puts_each_response_on_its_own_row():
+    panel = GroupWeightsPanel()
+    rows = panel.widget.children[:5]
+    for i, row in enumerate(rows[:4], 1):
+        assert [c.description for c in row.children] == [f"|y{i}|", f"r{i}"]
+    assert {c.description for c in rows[4].children} == {panel.controls["C"].description, panel.controls["off_policy"].description}
 
 
 def test_drift_panel_blits_cursor_moves_and_policy_toggles():

@@ -130,3 +130,13 @@ def test_surrogate_curve_and_intervals_validate():
     with pytest.raises(ValueError, match="dual_clip"):
         losses.zero_grad_intervals(-1.0, dual_clip=0.9)
     assert losses.zero_grad_intervals(0.0) == [(0.0, float("inf"))]
+
+
+def test_token_weights_eps_slider_recolours_the_ratio_map_from_step_two():
+    panel = TokenWeightsPanel(step=5, eps=0.2, lr=0.05, seed=0)
+    assert not panel.controls["eps"].disabled
+    before = panel.im_r.to_rgba(panel.im_r.get_array()).copy()
+    panel.set(eps=0.21)                                    # one key press
+    after = panel.im_r.to_rgba(panel.im_r.get_array())
+    assert np.abs(after - before).max() > 0.01             # visibly different colours
+    assert (panel.im_r.norm.vmin, panel.im_r.norm.vmax) == pytest.approx((0.79, 1.21))

@@ -90,7 +90,12 @@ class GroupWeightsPanel(Panel):
 
     @property
     def widget(self):
-        return widgets.VBox([*super().widget.children, self.readout])
+        """One response per row (its |y_i| beside its r_i), then C and the off-policy slider, the figure, the table."""
+        view = super().widget.children[1]
+        c = self.controls
+        rows = [widgets.HBox([c[f"len{i}"], c[f"r{i}"]]) for i in range(1, G_EDITOR + 1)]
+        rows.append(widgets.HBox([c["C"], c["off_policy"]]))
+        return widgets.VBox([*rows, view, self.readout])
 
     def draw(self, r: lb.GroupWeights):
         push, lo, hi, tot = -r.per_token, -r.per_token_max, -r.per_token_min, -r.total   # (S, G)
@@ -201,13 +206,17 @@ class DriftPanel(Panel):
         self.ax.axhline(cfg.max_len, color="0.6", lw=0.8, ls=":")
         self.ax.set_xlabel("SGD step (one batch of groups each, μ = 1)")
         self.ax.set_ylabel("E|y|: wrong (solid), right (dashed)")
-        self.ax.legend(loc="center left", fontsize=8, title="GSPO dotted (= GRPO on policy)", title_fontsize=7)
+        # above the axes, not over the curves (tests/test_viz_layout.py checks every panel)
+        self.ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.01), ncol=2, fontsize=8, frameon=False,
+                       title="GSPO dotted (= GRPO on policy)", title_fontsize=7, borderaxespad=0.0)
         self.ax_pmf.set_xlim(1, cfg.max_len + 1)
         self.ax_pmf.set_ylim(0, 1)
         self.ax_pmf.set_xlabel("response length |y|")
-        self.ax_pmf.set_ylabel("P(|y|) at the cursor: wrong (solid), right (dashed)")
-        if self.titled:
-            self.ax.set_title(self.POLICY_TITLES[self.controls["length_policy"].value], fontsize=10)
+        self.ax_pmf.set_ylabel("P(|y|) at the cursor")
+        self.ax_pmf.set_title("wrong (solid), right (dashed)", fontsize=9)
+        fig.get_layout_engine().set(wspace=0.06)      # room between the left plot and this y-label
+        if self.titled:           # in the suptitle: the space above the left axes holds the legend
+            fig.suptitle(f"{self.title}\n{self.POLICY_TITLES[self.controls['length_policy'].value]}")
         self.readout = widgets.HTML()
 
     @property

@@ -1,4 +1,4 @@
-"""Panels and figures for notebook 04: anatomy of the GRPO loss (seed 000 §2–§3, eqs. (2)–(5)).
+"""Panels and figures for notebooks 04 (the clipped term, seed 000 §2) and 04b (the KL term, §3, eq. (5)).
 
 Every number drawn here comes from :mod:`grpo_lab.losses` (the same functions the LM
 trainer calls), :mod:`grpo_lab.inner_steps` (μ inner steps of a tabular toy policy) and
@@ -140,22 +140,20 @@ class TokenWeightsPanel(Panel):
         # the ratio's colours saturate at the clip band 1 ± ε, so the ε slider always recolours the map
         self.im_r = self.dynamic(self.ax_r.imshow(zeros + 1, cmap="PuOr_r", aspect="auto", interpolation="nearest",
                                                   norm=mcolors.TwoSlopeNorm(1.0, 0.8, 1.2)))
-        self.clip_marks = self.dynamic(self.ax_r.plot([], [], "x", color="k", ms=6, mew=1.5,
-                                                      label="clipped (no gradient)")[0])
+        self.clip_marks = self.dynamic(self.ax_r.plot([], [], "x", color="k", ms=6, mew=1.5)[0])
         self.clip_marks_w = self.dynamic(self.ax_w.plot([], [], "x", color="k", ms=6, mew=1.5)[0])
         fig.colorbar(self.im_w, ax=self.ax_w, label="push (+ raises log π)")
         fig.colorbar(self.im_r, ax=self.ax_r, label="ρ_{i,t} (ends of the bar: 1 ± ε)")
         self.ax_w.set_title("push −∂loss/∂log π(o_{i,t})", fontsize=10)
         self.ax_r.set_title("ratio ρ_{i,t} (the only t-dependent factor)", fontsize=10)
         for ax in (self.ax_w, self.ax_r):
-            ax.set_xlabel("token position t")
+            ax.set_xlabel("token position t   (× clipped: no gradient)")   # a key, not a legend over the cells
             ax.set_ylabel("response i")
-        self.ax_r.legend(loc="upper right", fontsize=7, framealpha=0.8)
         self.bars = self.dynamic(*self.ax_a.barh(np.arange(G), np.zeros(G), color="0.5"))
         self.ax_a.set_ylim(G - 0.5, -0.5)
         self.ax_a.set_xlim(-2.2, 2.2)
         self.ax_a.axvline(0, color="0.6", lw=0.8)
-        self.ax_a.set_title("Â_i (one per response)", fontsize=10)
+        self.ax_a.set_title("Â_i per response", fontsize=10)
         self.ax_a.set_yticks([])
         self.info = self.dynamic(self.ax_a.text(0.02, -0.2, "", transform=self.ax_a.transAxes, fontsize=8,
                                                 family="monospace", va="top"))
@@ -286,7 +284,7 @@ class KLEstimatorPanel(Panel):
         self.ax_v.set_ylim(-3.0, 4.0)
         self.ax_v.set_xlabel("token o")
         self.ax_v.set_title("one-sample value k(o)", fontsize=10)
-        self.ax_v.legend(loc="upper right", fontsize=7, ncol=2)
+        self.ax_v.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), fontsize=7, ncol=4, frameon=False)   # under the axes: the bars reach the top
         rng = np.random.default_rng(0)
         self.jitter = {kind: j + rng.uniform(-0.25, 0.25, REPS) for j, kind in enumerate(kl_toy.KINDS)}
         self.pts = {kind: self.dynamic(self.ax_mc.scatter(self.jitter[kind], np.zeros(REPS), s=4, alpha=0.35,
@@ -308,7 +306,7 @@ class KLEstimatorPanel(Panel):
         self.ax_e.set_xlim(1, 1e5)
         self.ax_e.set_ylim(1e-4, 3.0)
         self.ax_e.set_xlabel("samples n")
-        self.ax_e.set_title("RMSE = √(bias² + var/n), exact (k2: bias floor)", fontsize=10)
+        self.ax_e.set_title("RMSE = √(bias² + var/n)\nexact; k2: a bias floor", fontsize=9)
         self.ax_e.legend(loc="lower left", fontsize=7)
         self.info = self.dynamic(self.ax_e.text(0.98, 0.97, "", transform=self.ax_e.transAxes, ha="right",
                                                 va="top", fontsize=7, family="monospace"))
