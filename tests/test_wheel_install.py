@@ -29,12 +29,24 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _setuptools_at_least(major: int) -> bool:
+    from importlib import metadata
+
+    try:
+        return int(metadata.version("setuptools").split(".")[0]) >= major
+    except (metadata.PackageNotFoundError, ValueError):
+        return False
+
+
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("wheel")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PIP_REQUIRE_VIRTUALENV")}
     wheels = tmp / "dist"
-    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+    # build in this environment when its setuptools can (PEP 639 license string: setuptools >= 77),
+    # else let pip fetch a build environment
+    no_iso = ["--no-build-isolation"] if _setuptools_at_least(77) else []
+    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", *no_iso,
                         "-w", str(wheels), str(ROOT)], capture_output=True, text=True, env=env, cwd=tmp)
     assert r.returncode == 0, r.stderr[-3000:]
     (whl,) = wheels.glob("grpo_lab-*.whl")
