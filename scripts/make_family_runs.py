@@ -108,7 +108,7 @@ def _merge(set_name, tasks, cache, out_dir, *, partial=False):
     pd.concat(frames, ignore_index=True).to_csv(out, index=False, float_format="%.6g")
     summary = {"command": "python scripts/make_family_runs.py --sets " + set_name, "set": set_name,
                "shared_overrides": shared, "missing": missing,
-               "cpu_seconds": round(sum(m["seconds"] for m in metas), 1),
+               "wall_seconds_summed": round(sum(m["seconds"] for m in metas), 1),   # wall clock, shared machine
                "runs": [{k: m[k] for k in ("run", "preset", "seed", "overrides", "git_commit", "seconds", "torch",
                                             "python", "finished", "config")} for m in metas]}
     out.with_suffix(".json").write_text(json.dumps(summary, indent=1, ensure_ascii=False) + "\n")

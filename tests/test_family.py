@@ -430,3 +430,12 @@ def test_compare_to_verdicts():
     assert out.loc[("same", "kl"), "verdict"] == "no detectable difference"
     assert out.loc[("noisy", "kl"), "verdict"] == "no detectable difference"   # seeds disagree: interval spans 0
     assert (out["n"] == 3).all()
+
+
+def test_compare_to_uses_the_shared_seeds_only():
+    import pandas as pd
+
+    rows = [dict(preset="grpo", run="grpo", seed=s, step=1, kl=[0.1, 0.2, 0.9][s]) for s in range(3)]
+    rows += [dict(preset="grpo", run="x", seed=s, step=1, kl=[0.2, 0.3][s]) for s in range(2)]   # no seed 2
+    out = preset_runs.compare_to(pd.DataFrame(rows), "grpo", "x", "kl", steps=(1, 1))
+    assert abs(out.loc[("x", "kl"), "grpo"] - 0.15) < 1e-12 and out.loc[("x", "kl"), "n"] == 2

@@ -206,7 +206,7 @@ def paired_difference(means: pd.DataFrame, a: str, b: str) -> dict:
 
 def compare_to(df: pd.DataFrame, base: str, others, metrics, *, steps=(51, 100)) -> pd.DataFrame:
     """Each run of ``others`` against run ``base``, paired by seed, for every metric: one row per
-    (run, metric) with the base's and the run's mean over seeds, ``diff`` = run − base with its
+    (run, metric) with the base's and the run's mean over the seeds both have, ``diff`` = run − base with its
     95 % t-interval [``lo``, ``hi``], ``n`` seeds, and ``verdict``: "higher"/"lower" when the
     interval excludes 0, else "no detectable difference" (means over ``steps``, inclusive)."""
     others = [others] if isinstance(others, str) else list(others)
@@ -217,8 +217,9 @@ def compare_to(df: pd.DataFrame, base: str, others, metrics, *, steps=(51, 100))
         for run in others:
             r = paired_difference(means, run, base)
             verdict = "higher" if r["lo"] > 0 else "lower" if r["hi"] < 0 else "no detectable difference"
-            rows.append({"run": run, "metric": metric, base: float(means.loc[base].mean()),
-                         "run mean": float(means.loc[run].mean()), "diff": r["diff"], "lo": r["lo"], "hi": r["hi"],
+            seeds = list(r["per_seed"])                     # the seeds both runs have
+            rows.append({"run": run, "metric": metric, base: float(means.loc[base, seeds].mean()),
+                         "run mean": float(means.loc[run, seeds].mean()), "diff": r["diff"], "lo": r["lo"], "hi": r["hi"],
                          "n": r["n"], "verdict": verdict})
     return pd.DataFrame(rows).set_index(["run", "metric"])
 
