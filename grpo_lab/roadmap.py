@@ -71,7 +71,8 @@ GLOSSARY = (
     ("credit assignment", "信用分配", "which token made the answer good; GRPO leaves it to statistics across samples", "04, 07"),
     ("dynamic sampling", "动态采样", "DAPO: resample until every group in the batch is informative", "03, 07"),
     # the frameworks students meet after this course (introduced once here; 04-09 use the names)
-    ("TRL", "—", "Hugging Face's RL library; its GRPOTrainer implements GRPO and the 2025 variants as options", "04, 07–09"),
+    ("TRL", "—", ("Hugging Face's RL library; its GRPOTrainer implements GRPO and several 2025 variants as options "
+     "(loss_type 'dr_grpo' and 'dapo', GSPO's importance_sampling_level='sequence'); not DAPO's dynamic sampling"), "04, 07–09"),
     ("verl", "—", "ByteDance/Volcano Engine's RL framework for large runs (DAPO was released on it); "
      "configured by YAML keys such as actor.ppo_mini_batch_size", "04, 07–09"),
     ("vLLM", "—", "a fast inference engine; TRL and verl use it to generate the rollouts (the sampling step)", "07–09"),

@@ -179,7 +179,7 @@ class LadderPanel(Panel):
         self.ax.legend(loc="lower right", fontsize=8, ncol=2)
         self.ax_sd.set_ylim(0, 0.3)
         self.ax_sd.set_xlabel("SGD step")
-        self.ax_sd.set_ylabel("std of p across seeds (estimator noise)")
+        self.ax_sd.set_ylabel("std of p across seeds")
 
     def draw(self, r):
         for rung, (mean, sd) in r.items():
