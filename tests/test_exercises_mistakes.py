@@ -264,7 +264,7 @@ def test_unrecognised_mistake_gets_does_not_match_with_input_expected_received()
     fb = ex.check("advantages.group", lambda rewards: 2 * adv_bessel(rewards) + 1)
     assert fb.status == "failed" and fb.mistakes == ()
     assert "does not match" in fb.message
-    assert all(w in fb.message for w in ("input", "expected", "received", "seed: 1,1,0,0"))
+    assert all(w in fb.message for w in ("input", "expected", "received", "lecture notes: 1,1,0,0"))
 
 
 def test_wrong_shape_type_and_arity_get_clear_messages():

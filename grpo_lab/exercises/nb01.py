@@ -1,4 +1,4 @@
-"""Notebook 01 (bandit baselines): the seed's two-armed bandit, by hand and in code."""
+"""Notebook 01 (bandit baselines): the lecture notes' two-armed bandit, by hand and in code."""
 from __future__ import annotations
 
 import numpy as np
@@ -16,10 +16,10 @@ def _grads(b):
 
 
 def _reinforce_cases() -> list[Case]:
-    cases = [Case((TH, "A", 1.0, 0.0), "seed: θ=−1.1, arm A, no baseline"),
-             Case((TH, "B", 0.0, 0.0), "seed: θ=−1.1, arm B, no baseline"),
-             Case((TH, "A", 1.0, 0.5), "seed: arm A, b=0.5"),
-             Case((TH, "B", 0.0, 0.5), "seed: arm B, b=0.5"),
+    cases = [Case((TH, "A", 1.0, 0.0), "lecture notes: θ=−1.1, arm A, no baseline"),
+             Case((TH, "B", 0.0, 0.0), "lecture notes: θ=−1.1, arm B, no baseline"),
+             Case((TH, "A", 1.0, 0.5), "lecture notes: arm A, b=0.5"),
+             Case((TH, "B", 0.0, 0.5), "lecture notes: arm B, b=0.5"),
              Case((0.0, "B", 0.0, 0.25), "θ=0, arm B, b=0.25")]
     rng = np.random.default_rng(101)
     for k in range(8):
@@ -75,7 +75,7 @@ EXERCISES = (
         value=lambda: _grads(0.25),
         known=(Known("baseline_ignored", Text("Those are the numbers without a baseline (b = 0). Subtract b = 0.25 from R first.",
                                               "这是没有基线（b = 0）时的数。先从 R 里减去 b = 0.25。"), lambda: _grads(0.0)),
-               Known("seed_b05", Text("Those are the seed's numbers for b = 0.5; this exercise uses b = 0.25.",
+               Known("seed_b05", Text("Those are the lecture notes' numbers for b = 0.5; this exercise uses b = 0.25.",
                                       "这是种子文里 b = 0.5 的数；本题用的是 b = 0.25。"), lambda: _grads(0.5)),
                Known("score_b_sign", Text("The sign of g_B is off: ∂/∂θ log π(B) = −p and R − b = −0.25 are both "
                                           "negative, so g_B > 0 — a failure now pushes θ too.",
@@ -137,7 +137,7 @@ EXERCISES = (
         title=Text("Implement the one-sample REINFORCE estimate", "实现单样本 REINFORCE 估计"),
         prompt=Text(
             "Write `reinforce_estimate(theta, action, reward, baseline)`: the one-sample REINFORCE estimate "
-            "(R − b)·∂/∂θ log π(action) of the bandit, π(A) = σ(θ). The checker tries the seed's numbers and "
+            "(R − b)·∂/∂θ log π(action) of the bandit, π(A) = σ(θ). The checker tries the lecture notes' numbers and "
             "random θ, arms, rewards and baselines.",
             "写出 `reinforce_estimate(theta, action, reward, baseline)`：bandit 的单样本 REINFORCE 估计 "
             "(R − b)·∂/∂θ log π(action)，π(A) = σ(θ)。检查器会用种子文的数，以及随机的 θ、臂、奖励和基线。"),

@@ -1,4 +1,4 @@
-"""Notebook 02 (guess-the-number): the advantage A = Q − V in the seed's state {9, 10, 11}."""
+"""Notebook 02 (guess-the-number): the advantage A = Q − V in the lecture notes' state {9, 10, 11}."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,7 +9,7 @@ from grpo_lab.exercises._kinds import Case, Compute, Implement, Known, Mistake, 
 from grpo_lab.exercises.solutions import reward_to_go
 from grpo_lab.i18n import Text, tr
 
-STATE = ({9, 10, 11}, 2)     # the seed's state: candidates {9, 10, 11}, two tries left
+STATE = ({9, 10, 11}, 2)     # the lecture notes' state: candidates {9, 10, 11}, two tries left
 
 
 def _av():
@@ -43,7 +43,7 @@ EXERCISES = (
         id="guess.sign_a9", notebook="02", name="sign_of_a9",
         title=Text("The sign of A(9)", "A(9) 的符号"),
         prompt=Text(
-            "The seed's state: candidates {9, 10, 11}, two tries left, the uniform policy. Guessing 9 can win at "
+            "The lecture notes' state: candidates {9, 10, 11}, two tries left, the uniform policy. Guessing 9 can win at "
             "once. Is the advantage A(9) = Q(9) − V `\"positive\"`, `\"zero\"` or `\"negative\"`? Commit first; "
             "the reveal cell below shows the values panel.",
             "种子文的状态：候选 {9, 10, 11}，还剩两次机会，均匀策略。猜 9 有可能一次就中。优势 A(9) = Q(9) − V "
@@ -125,7 +125,7 @@ EXERCISES = (
                                          "每一步都用了总回报 R(τ)。第 t 步之前的奖励与 a_t 无关：去掉它们。"),
                     lambda r: np.full(len(r), float(np.sum(r)))),
             Mistake("starts_after_t", Text("Your sum starts at t + 1 and leaves out rewards[t]. Here rewards[t] is the reward *of* "
-                                           "action t, so it belongs to its reward-to-go (the seed's t' > t indexes rewards "
+                                           "action t, so it belongs to its reward-to-go (the lecture notes' t' > t indexes rewards "
                                            "one step later).",
                                            "你的和从 t + 1 开始，漏掉了 rewards[t]。这里 rewards[t] 就是动作 t 得到的奖励，"
                                            "应当算进去（种子文写 t' > t 是因为它的奖励下标晚一步）。"),

@@ -27,7 +27,7 @@ def _nan_on_degenerate(r):
 
 GROUP_MISTAKES = (
     Mistake("bessel_std", Text("You used the sample (Bessel, ÷(G − 1)) std — what torch.std and TRL compute. Eq. (1) "
-                               "here uses the population std (÷G), as the seeds do: np.std's default, ddof=0.",
+                               "here uses the population std (÷G), as the lecture notes do: np.std's default, ddof=0.",
                                "你用的是样本标准差（Bessel 校正，÷(G − 1)）——torch.std 和 TRL 的做法。这里的式 (1) "
                                "和种子文一样用总体标准差（÷G）：np.std 的默认值 ddof=0。"),
             lambda r: A.group_advantages(r, std="sample")),
@@ -57,7 +57,7 @@ GROUP_MISTAKES = (
 
 
 def _group_cases() -> list[Case]:
-    fixed = [([[1, 1, 0, 0]], "seed: 1,1,0,0"), ([[1, 0, 0, 0]], "seed: 1,0,0,0"), ([[1, 1, 1, 0]], "seed: 1,1,1,0"),
+    fixed = [([[1, 1, 0, 0]], "lecture notes: 1,1,0,0"), ([[1, 0, 0, 0]], "lecture notes: 1,0,0,0"), ([[1, 1, 1, 0]], "lecture notes: 1,1,1,0"),
              ([[1, 1, 1, 1]], "all equal: 1,1,1,1"), ([[0, 0, 0], [2, 2, 2]], "two all-equal groups"),
              ([[1, 1, 1, 1, 0]], "1,1,1,1,0"), ([[0.2, 0.21, 0.19, 0.2], [3, 7, 1, 9]], "a tiny and a wide spread"),
              ([[0.5, 0.5, 0.5, 0.5], [1, 0, 1, 0]], "an all-equal group next to 1,0,1,0")]
@@ -170,7 +170,7 @@ EXERCISES = (
         prompt=Text(
             "Write `group_advantages(rewards)` for N groups of G rewards (one group per row): eq. (1) with the "
             "population std and ε = 1e-4 added to the std; an all-equal group (退化组) must give exactly 0, not NaN. "
-            "The checker tries the seed's groups, all-equal groups, tiny and wide spreads and random batches.",
+            "The checker tries the lecture notes' groups, all-equal groups, tiny and wide spreads and random batches.",
             "写出 `group_advantages(rewards)`，输入 N 组、每组 G 个奖励（每行一组）：式 (1)，总体标准差，ε = 1e-4 "
             "加在标准差上；全部相等的组（退化组）必须恰好得到 0，而不是 NaN。检查器会用种子文的组、退化组、"
             "差异极小和极大的组以及随机批次。"),

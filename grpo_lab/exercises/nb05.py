@@ -46,7 +46,7 @@ def _agg_cases() -> list[Case]:
         cases.append(Case((v, m), label))
 
     batch([3, 9], 9, "lengths 3 and 9")
-    batch([12, 12, 6, 24], 24, "the seed's lengths 12, 12, 6, 24")
+    batch([12, 12, 6, 24], 24, "the lecture notes' lengths 12, 12, 6, 24")
     batch([5, 5, 5], 8, "equal lengths 5, padded to 8")
     batch([1, 4], 6, "a one-token response")
     for k in range(5):

@@ -16,7 +16,7 @@ DR = methods.get("dr_grpo").agg          # "seq-mean-token-sum-norm", 1/(B·C)
 
 
 def _rloo_cases() -> list[Case]:
-    fixed = [([[1, 0, 0, 0]], "seed: 1,0,0,0"), ([[1, 1, 0, 0]], "seed: 1,1,0,0"), ([[1, 1, 1, 1]], "all equal"),
+    fixed = [([[1, 0, 0, 0]], "lecture notes: 1,0,0,0"), ([[1, 1, 0, 0]], "lecture notes: 1,1,0,0"), ([[1, 1, 1, 1]], "all equal"),
              ([[1, 0], [0.3, 0.9]], "G=2"), ([[0.2, 0.5, 0.9, 0.1, 0.4]], "continuous rewards")]
     cases = [Case((np.array(r, dtype=float),), label) for r, label in fixed]
     rng = np.random.default_rng(707)
@@ -29,7 +29,7 @@ def _rloo_cases() -> list[Case]:
 def _dr_cases() -> list[Case]:
     rng = np.random.default_rng(708)
     cases = []
-    for lengths, T, C, label in (([3, 9], 9, 16, "lengths 3 and 9, C=16"), ([12, 12, 6, 24], 24, 32, "the seed's lengths, C=32"),
+    for lengths, T, C, label in (([3, 9], 9, 16, "lengths 3 and 9, C=16"), ([12, 12, 6, 24], 24, 32, "the lecture notes' lengths, C=32"),
                                  ([4, 4], 4, 4, "C equal to the longest")):
         m = lb.response_mask(lengths, T)
         v = torch.where(m > 0, torch.as_tensor(rng.normal(size=m.shape)), torch.full(m.shape, 5.0, dtype=torch.float64))
