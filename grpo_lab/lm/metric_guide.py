@@ -53,7 +53,7 @@ GUIDE = (
     MetricGuide("adv_abs_mean",
                 Text("0.66–1 × frac_informative under ÷σ with G = 8 (an informative 0/1 group with k of G right has "
                      "mean |Â| = 2√(p(1−p)), p = k/G: 0.66 at k = 1 or 7, 1 at k = 4; population std)",
-                     "G = 8、÷σ 时为 0.66–1 × frac_informative（G 个中 k 个正确的有信息 0/1 组平均 |Â| = 2√(p(1−p))，"
+                     "G = 8、÷σ 时为 0.66–1 × frac_informative（G 个中 k 个正确、有信息量的 0/1 组平均 |Â| = 2√(p(1−p))，"
                      "p = k/G：k = 1 或 7 时 0.66，k = 4 时 1；总体标准差）"),
                 Text("≈ 0.8 although most groups are degenerate: noise is getting unit-size advantages "
                      "(÷σ on noisy rewards; drop the ÷σ as Dr. GRPO does)",
@@ -147,7 +147,7 @@ QUESTIONS = (
                    "σ_R 是不是小得在放大噪声（Dr. GRPO 第一处）？"),
      Text("drop the ÷σ (adv_scale='none', Dr. GRPO) or scale by the batch std", "去掉 ÷σ（adv_scale='none'，Dr. GRPO）或改用批次标准差")),
     ("longer", Text("Are the answers getting longer and longer (the second fix)?", "回答是不是越生成越长（第二处）？"),
-     Text("replace 1/|y_i| by a constant (Dr. GRPO) or use token-mean (DAPO)", "把 1/|y_i| 换成常数（Dr. GRPO）或用 token-mean（DAPO）")),
+     Text("replace 1/|y_i| by a constant (Dr. GRPO) or use token-mean (DAPO)", "把 1/|y_i| 换成常数（Dr. GRPO）或改用批次平均（式 (7)，DAPO）")),
 )
 
 
