@@ -11,6 +11,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from grpo_lab import roadmap_zh as _ZH
+from grpo_lab.i18n import Text
+from grpo_lab.i18n_table import localized
 from grpo_lab.terms import zh as _zh
 
 
@@ -115,6 +118,11 @@ NOTEBOOKS = (
      "What came after the lecture notes, and why do training and rollout disagree?"),
 )
 
+# The titles and questions are bilingual (grpo_lab.roadmap_zh has the Chinese): the "Next" links of
+# grpo_lab.exercises and notebook 00's table show them in the language set by grpo_lab.set_language.
+NOTEBOOKS = tuple((nb, Text(title, _ZH.NOTEBOOKS.get(nb, (title, q))[0]), Text(q, _ZH.NOTEBOOKS.get(nb, (title, q))[1]))
+                  for nb, title, q in NOTEBOOKS)
+
 # notebooks whose code uses PyTorch (the earlier ones need only NumPy)
 TORCH_FROM = "04"
 
@@ -153,26 +161,49 @@ REFERENCES = (
 HEADLINE_COLUMN = "result (as lecture notes 004 quote it)"
 
 
+def _frame(rows, columns, zh_rows=None) -> "pd.DataFrame":
+    """An English table (indexed by its first column) that shows its Chinese rows in Chinese mode."""
+    en = pd.DataFrame(rows, columns=columns).set_index(columns[0])
+    if zh_rows is None:
+        zh_rows = rows
+    return localized(en, lambda: pd.DataFrame(zh_rows, columns=[_ZH.COLUMNS.get(c, c) for c in columns])
+                     .set_index(_ZH.COLUMNS.get(columns[0], columns[0])))
+
+
 def headline_table() -> pd.DataFrame:
-    return pd.DataFrame(HEADLINES, columns=["method", "model", "benchmark", HEADLINE_COLUMN]).set_index("method")
+    return _frame(HEADLINES, ["method", "model", "benchmark", HEADLINE_COLUMN],
+                  [(m, model, bench, _ZH.HEADLINE_RESULT[m]) for m, model, bench, _ in HEADLINES])
 
 
 def paper_claims_table() -> pd.DataFrame:
-    return pd.DataFrame(PAPER_CLAIMS, columns=["method", "the paper's own claim", "source"]).set_index("method")
+    return _frame(PAPER_CLAIMS, ["method", "the paper's own claim", "source"],
+                  [(m, _ZH.PAPER_CLAIM[m], src) for m, _, src in PAPER_CLAIMS])
 
 
 def reference_table() -> pd.DataFrame:
-    return pd.DataFrame(REFERENCES, columns=["reference", "title"]).set_index("reference")
+    return _frame(REFERENCES, ["reference", "title"])
 
 
 def family_table() -> pd.DataFrame:
-    return pd.DataFrame([(m.name, m.year, m.source, m.parent or "—", m.changes) for m in FAMILY],
-                        columns=["method", "year", "source", "grows from", "what it changes"]).set_index("method")
+    rows = [(m.name, m.year, m.source, m.parent or "—", m.changes) for m in FAMILY]
+    return _frame(rows, ["method", "year", "source", "grows from", "what it changes"],
+                  [r[:4] + (_ZH.FAMILY_CHANGES[r[0]],) for r in rows])
 
 
 def glossary_table() -> pd.DataFrame:
-    return pd.DataFrame(GLOSSARY, columns=["term", "中文", "meaning", "notebooks"]).set_index("term")
+    return _frame(GLOSSARY, ["term", "中文", "meaning", "notebooks"],
+                  [(t, zh, _ZH.GLOSSARY_MEANING[t], nbs) for t, zh, _, nbs in GLOSSARY])
 
 
 def symbol_table() -> pd.DataFrame:
-    return pd.DataFrame(SYMBOLS, columns=["symbol", "meaning", "granularity"]).set_index("symbol")
+    return _frame(SYMBOLS, ["symbol", "meaning", "granularity"],
+                  [(s, _ZH.SYMBOL_MEANING[s], _ZH.GRANULARITY[g]) for s, _, g in SYMBOLS])
+
+
+def notebook_table() -> str:
+    """Notebook 00's table of notebooks (Markdown, links relative to the notebooks folder), in the language set."""
+    cols = ["notebook", "topic", "the question it answers", "code"]
+    head = [str(Text(c, _ZH.COLUMNS[c])) for c in cols]
+    rows = "\n".join(f"| [{nb}]({nb}.ipynb) | {title} | {question} | {'PyTorch' if nb >= TORCH_FROM else 'NumPy'} |"
+                     for nb, title, question in NOTEBOOKS)
+    return "| " + " | ".join(head) + " |\n| --- | --- | --- | --- |\n" + rows
