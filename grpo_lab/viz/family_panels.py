@@ -171,7 +171,7 @@ class FrozenBatchPanel(Panel):
             scale = float(np.abs(push).max())
             norm = push / scale if scale > 0 else push
             self.meshes[v].set_array(np.ma.masked_where(batch.mask == 0, norm))
-        self.desc_html.value = f"<b>{html.escape(batch.name)}</b>: {html.escape(batch.description)}"
+        self.desc_html.value = f"<b>{html.escape(batch.name)}</b>: {html.escape(str(batch.description))}"
         S = s.summary
         cells = "".join(f"<th style='padding:0 8px'>{html.escape(v)}</th>" for v in self.variants)
         rows = [("loss", [f"{S.loc[v, 'loss']:+.4f}" for v in self.variants]),
