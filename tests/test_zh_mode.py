@@ -126,13 +126,14 @@ def test_what_you_should_see_is_chinese(zh, key):
 
 
 def test_widget_banners_follow_the_language(zh):
-    from grpo_lab.viz.advantages import DifficultyPanel, GroupEditorPanel
+    from grpo_lab.viz.advantages import DifficultyPanel, GroupEditorPanel, RemediesPanel
     from grpo_lab.viz.family_panels import FrozenBatchPanel
-    from grpo_lab.viz.length_bias import DriftPanel
+    from grpo_lab.viz.length_bias import DriftPanel, GroupWeightsPanel
 
     degenerate = GroupEditorPanel(G=4, r0=True, r1=True, r2=True, r3=True)
     assert "退化组" in degenerate.readout.value
-    panels = [degenerate, GroupEditorPanel(), DifficultyPanel(), FrozenBatchPanel(), DriftPanel()]
+    weights = GroupWeightsPanel()
+    panels = [degenerate, GroupEditorPanel(), DifficultyPanel(), FrozenBatchPanel(), DriftPanel(), RemediesPanel(), weights]
     for p in panels:
         html = " ".join(w.value for w in (getattr(p, "readout", None), getattr(p, "desc_html", None)) if w is not None)
         assert re.search(r"[\u4e00-\u9fff]", html), type(p).__name__
@@ -140,3 +141,4 @@ def test_widget_banners_follow_the_language(zh):
     set_language("en")
     d = DifficultyPanel()
     assert "lone success" in d.readout.value
+    assert "长 / 短错误回答" in weights.readout.value                # the default group has two wrong answers

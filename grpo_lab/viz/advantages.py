@@ -448,10 +448,14 @@ class RemediesPanel(ReadoutPanel):
         rows = "".join(f"<tr><td>{o.label}</td><td>{o.informative:.0%}</td><td>{o.all_wrong:.0%}</td>"
                        f"<td>{o.all_correct:.0%}</td><td>{o.weight:.1f}</td><td>{o.responses}</td></tr>"
                        for o in out.values())
-        self.readout.value = ("<table><tr><th>remedy</th><th>informative</th><th>all wrong</th><th>all correct</th>"
-                              f"<th>Σ|Â|</th><th>responses</th></tr>{rows}</table>"
-                              f"analytic P(informative) of the mix: {r['analytic_informative']:.3f}; "
-                              f"dynamic sampling needs ≈ {r['analytic_cost']:.2f}× the responses on average")
+        head = "".join(f"<th>{h}</th>" for h in (tr("remedy", "补救"), tr("informative", "有信息量"),
+                                                   tr("all wrong", "全错"), tr("all correct", "全对"), "Σ|Â|",
+                                                   tr("responses", "回答数")))
+        self.readout.value = (f"<table><tr>{head}</tr>{rows}</table>"
+                              + tr(f"analytic P(informative) of the mix: {r['analytic_informative']:.3f}; "
+                                   f"dynamic sampling needs ≈ {r['analytic_cost']:.2f}× the responses on average",
+                                   f"这批提示的解析 P(有信息量)：{r['analytic_informative']:.3f}；"
+                                   f"动态采样平均需要约 {r['analytic_cost']:.2f} 倍的回答数"))
 
 
 # ---------------------------------------------------------------------------------

@@ -117,13 +117,14 @@ def _group_html(r: lb.GroupWeights) -> str:
             f"<tr><td>r</td>{''.join(f'<td>{v:.2f}</td>' for v in r.rewards)}</tr>",
             f"<tr><td>Â</td>{''.join(f'<td>{v:+.2f}</td>' for v in r.adv)}</tr>"]
     for k, s in enumerate(r.schemes):
-        rows.append(f"<tr><td>{lb.SHORT[s]} per token</td>"
+        rows.append(f"<tr><td>{lb.SHORT[s]} {tr('per token', '每 token')}</td>"
                     + "".join(f"<td>{-v:+.4f}</td>" for v in r.per_token[k]) + "</tr>")
     note = ""
     wrong = np.flatnonzero(r.adv < 0)
     if wrong.size >= 2 and r.lengths[wrong].min() != r.lengths[wrong].max():
         short, long_ = wrong[np.argmin(r.lengths[wrong])], wrong[np.argmax(r.lengths[wrong])]
-        note = (f"long/short wrong answer (|y| {r.lengths[long_]}/{r.lengths[short]}), push per token: "
+        note = (tr(f"long/short wrong answer (|y| {r.lengths[long_]}/{r.lengths[short]}), push per token: ",
+                   f"长 / 短错误回答（|y| {r.lengths[long_]}/{r.lengths[short]}），每个 token 的推力之比：")
                 + ", ".join(f"{lb.SHORT[s]} ×{r.per_token[k, long_] / r.per_token[k, short]:.2f}"
                             for k, s in enumerate(r.schemes)))
     return (f"<table style='font-family:monospace;font-size:12px'><tr><th></th>{head}</tr>{''.join(rows)}</table>"
