@@ -48,6 +48,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from grpo_lab.i18n import Text
 from grpo_lab import _checks, methods
 from grpo_lab.advantages import ESTIMATORS, as_groups, degenerate_mask, group_advantages, rloo_advantages
 from grpo_lab.losses import LEVELS, grpo_loss, resolve_mode, token_grad_weights
@@ -215,29 +216,35 @@ def synthetic_batch(rewards, lengths, *, T: int | None = None, seed: int = 0, dr
     return FrozenBatch(name, description, r, lens, mask, logp, old, ref)
 
 
-# name -> (description, kwargs of synthetic_batch). N = 3 prompts, G = 4 answers, T = 16 for all,
+# name -> (description (bilingual: the widget shows it in the language set), kwargs of synthetic_batch). N = 3 prompts, G = 4 answers, T = 16 for all,
 # so a widget can switch between them without changing any axis.
 T_BUDGET = 16
 _SEED_REWARDS = [[1, 1, 0, 0], [1, 0, 0, 0], [1, 1, 1, 0]]
 BATCH_SPECS = {
     "seed groups": (
-        "the seed's three groups 1,1,0,0 / 1,0,0,0 / 1,1,1,0, on-policy (every ρ = 1)",
+        Text("the seed's three groups 1,1,0,0 / 1,0,0,0 / 1,1,1,0, on-policy (every ρ = 1)",
+             "讲义的三个组 1,1,0,0 / 1,0,0,0 / 1,1,1,0，同策略（每个 ρ = 1）"),
         dict(rewards=_SEED_REWARDS, lengths=[[6, 9, 12, 8], [7, 10, 14, 5], [8, 6, 11, 13]], seed=0)),
     "long wrong answers": (
-        "correct answers short, wrong answers of very different lengths (4 vs 16 tokens), on-policy",
+        Text("correct answers short, wrong answers of very different lengths (4 vs 16 tokens), on-policy",
+             "正确回答短，错误回答长度相差很大（4 与 16 个 token），同策略"),
         dict(rewards=[[1, 1, 0, 0], [1, 0, 0, 0], [0, 1, 0, 1]],
              lengths=[[5, 6, 4, 16], [6, 16, 4, 16], [16, 5, 4, 5]], seed=1)),
     "degenerate groups": (
-        "one all-correct, one all-wrong and one mixed group, on-policy",
+        Text("one all-correct, one all-wrong and one mixed group, on-policy",
+             "一个全对组、一个全错组和一个有对有错的组，同策略"),
         dict(rewards=[[1, 1, 1, 1], [0, 0, 0, 0], [1, 0, 1, 0]],
              lengths=[[6, 8, 7, 9], [14, 12, 16, 15], [7, 12, 9, 10]], seed=2)),
     "stale (off-policy)": (
-        "the seed groups after a few optimiser steps: most tokens' log-probs barely moved "
-        "(noise 1e-4), but one token in ten jumped by 0.15-0.6 nats either way",
+        Text("the seed groups after a few optimiser steps: most tokens' log-probs barely moved "
+             "(noise 1e-4), but one token in ten jumped by 0.15-0.6 nats either way",
+             "讲义的三个组经过几次优化器更新之后：大多数 token 的对数概率几乎没动（噪声 1e-4），"
+             "但十个 token 中有一个上下跳动了 0.15–0.6 nats"),
         dict(rewards=_SEED_REWARDS, lengths=[[6, 9, 12, 8], [7, 10, 14, 5], [8, 6, 11, 13]], seed=8,
              noise=1e-4, outlier_rate=0.1)),
     "partial credit": (
-        "continuous rewards: one group almost all equal (0.50 ± 0.02), one spread out, one 1,0,0,0",
+        Text("continuous rewards: one group almost all equal (0.50 ± 0.02), one spread out, one 1,0,0,0",
+             "连续奖励：一组几乎全相等（0.50 ± 0.02），一组分散，一组为 1,0,0,0"),
         dict(rewards=[[0.50, 0.52, 0.48, 0.51], [0.9, 0.2, 0.6, 0.1], [1, 0, 0, 0]],
              lengths=[[9, 11, 8, 10], [6, 13, 9, 15], [7, 12, 10, 9]], seed=4)),
 }

@@ -11,6 +11,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from grpo_lab import roadmap_zh as _ZH
+from grpo_lab.i18n import Text
+from grpo_lab.i18n_table import localized
+from grpo_lab.terms import zh as _zh
+
 
 @dataclass(frozen=True)
 class Method:
@@ -51,25 +56,25 @@ FAMILY = (
            short="no sampling, no reward model", on_tree=False),
 )
 
-# (term, Chinese, meaning, where in the course)
+# (term, Chinese, meaning, where in the course); the Chinese word is grpo_lab.terms' (one source)
 GLOSSARY = (
-    ("advantage", "优势", "how much better an action was than expected, A = Q − V; estimated by Â = R − b", "01, 02"),
-    ("baseline", "基线", "a number b(h) subtracted from R that must not depend on the action: the expected gradient is "
+    ("advantage", _zh("advantage"), "how much better an action was than expected, A = Q − V; estimated by Â = R − b", "01, 02"),
+    ("baseline", _zh("baseline"), "a number b(h) subtracted from R that must not depend on the action: the expected gradient is "
      "unchanged; a good baseline (near the expected return) lowers the variance, a bad one raises it (01: b = 2)", "01"),
-    ("reward-to-go", "后续回报", "sum of rewards from step t on; dropping earlier rewards never changes the expected "
+    ("reward-to-go", _zh("reward-to-go"), "sum of rewards from step t on; dropping earlier rewards never changes the expected "
      "gradient and usually lowers the variance, but not always (02 §5: without a baseline it raised it)", "02"),
-    ("group normalization", "组内标准化", "Â_i = (r_i − mean)/std over the G answers to one prompt (eq. 1)", "03"),
-    ("degenerate group", "退化组", "a group whose rewards are all equal: Â = 0, no gradient", "03, 06"),
-    ("difficulty bias", "难度偏差", "÷std inflates the updates of nearly-all-right/all-wrong prompts", "03"),
-    ("importance ratio", "重要性比率", "ρ_{i,t} = π_θ(o_{i,t}|·)/π_old(o_{i,t}|·), the only per-token factor (eq. 4)", "04"),
-    ("clipping", "裁剪", "min(ρÂ, clip(ρ, 1−ε, 1+ε)Â): one-sided — the gradient stops only once ρ has left "
+    ("group normalization", _zh("group normalization"), "Â_i = (r_i − mean)/std over the G answers to one prompt (eq. 1)", "03"),
+    ("degenerate group", _zh("degenerate group"), "a group whose rewards are all equal: Â = 0, no gradient", "03, 06"),
+    ("difficulty bias", _zh("difficulty bias"), "÷std inflates the updates of nearly-all-right/all-wrong prompts", "03"),
+    ("importance ratio", _zh("importance ratio"), "ρ_{i,t} = π_θ(o_{i,t}|·)/π_old(o_{i,t}|·), the only per-token factor (eq. 4)", "04"),
+    ("clipping", _zh("clipping"), "min(ρÂ, clip(ρ, 1−ε, 1+ε)Â): one-sided — the gradient stops only once ρ has left "
      "[1−ε, 1+ε] in the direction Â pushes it (ρ > 1+ε with Â > 0, ρ < 1−ε with Â < 0) (eq. 3)", "04"),
-    ("KL penalty (k3)", "KL 惩罚", "u − log u − 1 with u = π_ref/π_θ: unbiased, never negative (eq. 5)", "04"),
-    ("sequence mean", "序列平均", "average tokens within each answer, then answers (eq. 6): answers weigh equally", "05"),
-    ("batch (token) mean", "批次平均", "divide by the batch's token count (eq. 7): tokens weigh equally", "05"),
-    ("length bias", "长度偏差", "under eq. 6 a long wrong answer is penalised less per token, so wrong answers grow", "05"),
-    ("credit assignment", "信用分配", "which token made the answer good; GRPO leaves it to statistics across samples", "04, 07"),
-    ("dynamic sampling", "动态采样", "DAPO: resample until every group in the batch is informative", "03, 07"),
+    ("KL penalty (k3)", _zh("KL penalty (k3)"), "u − log u − 1 with u = π_ref/π_θ: unbiased, never negative (eq. 5)", "04"),
+    ("sequence mean", _zh("sequence mean"), "average tokens within each answer, then answers (eq. 6): answers weigh equally", "05"),
+    ("batch (token) mean", _zh("batch (token) mean"), "divide by the batch's token count (eq. 7): tokens weigh equally", "05"),
+    ("length bias", _zh("length bias"), "under eq. 6 a long wrong answer is penalised less per token, so wrong answers grow", "05"),
+    ("credit assignment", _zh("credit assignment"), "which token made the answer good; GRPO leaves it to statistics across samples", "04, 07"),
+    ("dynamic sampling", _zh("dynamic sampling"), "DAPO: resample until every group in the batch is informative", "03, 07"),
     # the frameworks students meet after this course (introduced once here; 04-09 use the names)
     ("TRL", "—", ("Hugging Face's RL library; its GRPOTrainer implements GRPO and several 2025 variants as options "
      "(loss_type 'dr_grpo' and 'dapo', GSPO's importance_sampling_level='sequence'); not DAPO's dynamic sampling"), "04, 07–09"),
@@ -114,6 +119,11 @@ NOTEBOOKS = (
      "What came after the lecture notes, and why do training and rollout disagree?"),
 )
 
+# The titles and questions are bilingual (grpo_lab.roadmap_zh has the Chinese): the "Next" links of
+# grpo_lab.exercises and notebook 00's table show them in the language set by grpo_lab.set_language.
+NOTEBOOKS = tuple((nb, Text(title, _ZH.NOTEBOOKS.get(nb, (title, q))[0]), Text(q, _ZH.NOTEBOOKS.get(nb, (title, q))[1]))
+                  for nb, title, q in NOTEBOOKS)
+
 # notebooks whose code uses PyTorch (the earlier ones need only NumPy)
 TORCH_FROM = "04"
 
@@ -152,26 +162,49 @@ REFERENCES = (
 HEADLINE_COLUMN = "result (as lecture notes 004 quote it)"
 
 
+def _frame(rows, columns, zh_rows=None) -> "pd.DataFrame":
+    """An English table (indexed by its first column) that shows its Chinese rows in Chinese mode."""
+    en = pd.DataFrame(rows, columns=columns).set_index(columns[0])
+    if zh_rows is None:
+        zh_rows = rows
+    return localized(en, lambda: pd.DataFrame(zh_rows, columns=[_ZH.COLUMNS.get(c, c) for c in columns])
+                     .set_index(_ZH.COLUMNS.get(columns[0], columns[0])))
+
+
 def headline_table() -> pd.DataFrame:
-    return pd.DataFrame(HEADLINES, columns=["method", "model", "benchmark", HEADLINE_COLUMN]).set_index("method")
+    return _frame(HEADLINES, ["method", "model", "benchmark", HEADLINE_COLUMN],
+                  [(m, model, bench, _ZH.HEADLINE_RESULT[m]) for m, model, bench, _ in HEADLINES])
 
 
 def paper_claims_table() -> pd.DataFrame:
-    return pd.DataFrame(PAPER_CLAIMS, columns=["method", "the paper's own claim", "source"]).set_index("method")
+    return _frame(PAPER_CLAIMS, ["method", "the paper's own claim", "source"],
+                  [(m, _ZH.PAPER_CLAIM[m], src) for m, _, src in PAPER_CLAIMS])
 
 
 def reference_table() -> pd.DataFrame:
-    return pd.DataFrame(REFERENCES, columns=["reference", "title"]).set_index("reference")
+    return _frame(REFERENCES, ["reference", "title"])
 
 
 def family_table() -> pd.DataFrame:
-    return pd.DataFrame([(m.name, m.year, m.source, m.parent or "—", m.changes) for m in FAMILY],
-                        columns=["method", "year", "source", "grows from", "what it changes"]).set_index("method")
+    rows = [(m.name, m.year, m.source, m.parent or "—", m.changes) for m in FAMILY]
+    return _frame(rows, ["method", "year", "source", "grows from", "what it changes"],
+                  [r[:4] + (_ZH.FAMILY_CHANGES[r[0]],) for r in rows])
 
 
 def glossary_table() -> pd.DataFrame:
-    return pd.DataFrame(GLOSSARY, columns=["term", "中文", "meaning", "notebooks"]).set_index("term")
+    return _frame(GLOSSARY, ["term", "中文", "meaning", "notebooks"],
+                  [(t, zh, _ZH.GLOSSARY_MEANING[t], nbs) for t, zh, _, nbs in GLOSSARY])
 
 
 def symbol_table() -> pd.DataFrame:
-    return pd.DataFrame(SYMBOLS, columns=["symbol", "meaning", "granularity"]).set_index("symbol")
+    return _frame(SYMBOLS, ["symbol", "meaning", "granularity"],
+                  [(s, _ZH.SYMBOL_MEANING[s], _ZH.GRANULARITY[g]) for s, _, g in SYMBOLS])
+
+
+def notebook_table() -> str:
+    """Notebook 00's table of notebooks (Markdown, links relative to the notebooks folder), in the language set."""
+    cols = ["notebook", "topic", "the question it answers", "code"]
+    head = [str(Text(c, _ZH.COLUMNS[c])) for c in cols]
+    rows = "\n".join(f"| [{nb}]({nb}.ipynb) | {title} | {question} | {'PyTorch' if nb >= TORCH_FROM else 'NumPy'} |"
+                     for nb, title, question in NOTEBOOKS)
+    return "| " + " | ".join(head) + " |\n| --- | --- | --- | --- |\n" + rows

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from grpo_lab.i18n import Text
+from grpo_lab.i18n_table import localized
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ GUIDE = (
     MetricGuide("adv_abs_mean",
                 Text("0.66–1 × frac_informative under ÷σ with G = 8 (an informative 0/1 group with k of G right has "
                      "mean |Â| = 2√(p(1−p)), p = k/G: 0.66 at k = 1 or 7, 1 at k = 4; population std)",
-                     "G = 8、÷σ 时为 0.66–1 × frac_informative（G 个中 k 个正确的有信息 0/1 组平均 |Â| = 2√(p(1−p))，"
+                     "G = 8、÷σ 时为 0.66–1 × frac_informative（G 个中 k 个正确、有信息量的 0/1 组平均 |Â| = 2√(p(1−p))，"
                      "p = k/G：k = 1 或 7 时 0.66，k = 4 时 1；总体标准差）"),
                 Text("≈ 0.8 although most groups are degenerate: noise is getting unit-size advantages "
                      "(÷σ on noisy rewards; drop the ÷σ as Dr. GRPO does)",
@@ -88,8 +89,12 @@ def guide_table(levels=(1, 2)) -> pd.DataFrame:
     from grpo_lab.lm.trainer import metric_definitions
 
     defs = metric_definitions(levels)
-    return pd.DataFrame([{"metric": g.metric, "meaning": str(defs[g.metric]), "healthy here": str(g.healthy),
-                          "red flags": str(g.red_flag)} for g in GUIDE]).set_index("metric")
+    table = pd.DataFrame([{"metric": g.metric, "meaning": str(defs[g.metric]), "healthy here": str(g.healthy),
+                           "red flags": str(g.red_flag)} for g in GUIDE]).set_index("metric")
+    return localized(table, lambda: table.rename_axis("指标").rename(columns=dict(zip(table.columns, _GUIDE_ZH))))
+
+
+_GUIDE_ZH = ("含义", "这里的健康范围", "危险信号")
 
 
 def _window(df: pd.DataFrame, col: str, last: bool, n: int) -> float:
@@ -147,22 +152,30 @@ QUESTIONS = (
                    "σ_R 是不是小得在放大噪声（Dr. GRPO 第一处）？"),
      Text("drop the ÷σ (adv_scale='none', Dr. GRPO) or scale by the batch std", "去掉 ÷σ（adv_scale='none'，Dr. GRPO）或改用批次标准差")),
     ("longer", Text("Are the answers getting longer and longer (the second fix)?", "回答是不是越生成越长（第二处）？"),
-     Text("replace 1/|y_i| by a constant (Dr. GRPO) or use token-mean (DAPO)", "把 1/|y_i| 换成常数（Dr. GRPO）或用 token-mean（DAPO）")),
+     Text("replace 1/|y_i| by a constant (Dr. GRPO) or use token-mean (DAPO)", "把 1/|y_i| 换成常数（Dr. GRPO）或改用批次平均（式 (7)，DAPO）")),
 )
 
 
 def diagnose(df: pd.DataFrame, *, window: int = 20) -> pd.DataFrame:
-    """Seed 004's three closing questions, answered from a run's metrics (one row per question)."""
+    """Lecture notes 004's three closing questions, answered from a run's metrics (one row per question).
+
+    The table's labels and values are English (``answer`` is "yes"/"no", what code asserts on);
+    under ``set_language("zh")`` it shows itself in Chinese (:mod:`grpo_lab.i18n_table`)."""
     end = lambda c: _window(df, c, True, window)      # noqa: E731
     start = lambda c: _window(df, c, False, window)   # noqa: E731
     degenerate = 1.0 - end("frac_informative")
     amplification = noise_amplification(df, window=window)
     len_col = "len_incorrect" if "len_incorrect" in df and df["len_incorrect"].notna().sum() >= 2 else "len_mean"
     growth = end(len_col) - start(len_col)
-    values = {"degenerate": (f"1 − frac_informative = {degenerate:.2f}", degenerate > 0.5),
-              "noise": (f"mean |Â| per informative response = {amplification:.2f} (÷σ on 0/1 rewards: ≲ 1)",
+    values = {"degenerate": (Text(f"1 − frac_informative = {degenerate:.2f}",
+                                  f"1 − frac_informative = {degenerate:.2f}"), degenerate > 0.5),
+              "noise": (Text(f"mean |Â| per informative response = {amplification:.2f} (÷σ on 0/1 rewards: ≲ 1)",
+                             f"每条有信息量的回答的平均 |Â| = {amplification:.2f}（0/1 奖励上 ÷σ：≲ 1）"),
                         amplification > 1.5),
-              "longer": (f"{len_col}: {start(len_col):.2f} → {end(len_col):.2f} tokens", growth > 1.0)}
-    rows = [{"question": str(q), "measured": values[key][0], "answer": "yes" if values[key][1] else "no",
-             "if yes": str(fix)} for key, q, fix in QUESTIONS]
-    return pd.DataFrame(rows)
+              "longer": (Text(f"{len_col}: {start(len_col):.2f} → {end(len_col):.2f} tokens",
+                              f"{len_col}：{start(len_col):.2f} → {end(len_col):.2f} 个 token"), growth > 1.0)}
+    rows = [(q, values[key][0], values[key][1], fix) for key, q, fix in QUESTIONS]
+    table = pd.DataFrame([{"question": q.en, "measured": m.en, "answer": "yes" if yes else "no", "if yes": fix.en}
+                          for q, m, yes, fix in rows])
+    return localized(table, lambda: pd.DataFrame([{"问题": q.zh, "测得": m.zh, "结论": "是" if yes else "否",
+                                                   "若是，怎么办": fix.zh} for q, m, yes, fix in rows]))

@@ -14,6 +14,7 @@ from matplotlib.transforms import blended_transform_factory
 
 from grpo_lab import advantages as adv_mod
 from grpo_lab import bias, methods
+from grpo_lab.i18n import tr
 from grpo_lab.viz import register
 from grpo_lab.viz.panel import Panel, ReadoutPanel, dropdown, slider
 
@@ -175,9 +176,10 @@ class GroupEditorPanel(ReadoutPanel):
         rs = ", ".join(f"{v:g}" for v in res.rewards)
         As = ", ".join(f"{round(a, 3) + 0.0:+.3f}" for a in res.adv)       # + 0.0: no "-0.000"
         total = res.adv.sum()
-        banner = ("<b style='color:darkred'>degenerate group: all rewards equal, Â = 0 exactly, no gradient</b>"
-                  if res.degenerate else f"Σ|Â| = {res.sum_abs:.3f} (update weight), ΣÂ = "
-                  + ("0 (to rounding)" if abs(total) < 1e-9 else f"{total:+.3g}"))
+        banner = ("<b style='color:darkred'>" + tr("degenerate group: all rewards equal, Â = 0 exactly, no gradient",
+                                                   "退化组：奖励全部相等，Â 恰好为 0，没有梯度") + "</b>"
+                  if res.degenerate else f"Σ|Â| = {res.sum_abs:.3f} ({tr('update weight', '更新权重')}), ΣÂ = "
+                  + (tr("0 (to rounding)", "0（舍入误差内）") if abs(total) < 1e-9 else f"{total:+.3g}"))
         self.readout.value = (f"<tt>r = [{rs}] &nbsp; mean = {res.mean:.3f} &nbsp; std ({self.controls['std'].value}) = "
                               f"{res.std:.4f} &nbsp; denominator = {res.denom:.4g}<br>Â = [{As}]</tt><br>{banner}")
         self._sync_controls(res.G)
@@ -294,10 +296,11 @@ class DifficultyPanel(ReadoutPanel):
         self.lone.set_ydata([r.lone_success, r.lone_success])
         self.readout.value = (
             f"<tt>p = {r.p:.2f}, G = {G}: P(degenerate) = p^G + (1−p)^G = {r.p_degenerate:.3f}<br>"
-            f"E Σ|Â| per group: GRPO {r.weight_std:.3f} (Monte-Carlo {r.mc_std[0]:.3f} ± {r.mc_std[1]:.3f}), "
-            f"Dr. GRPO {r.weight_none:.3f} (Monte-Carlo {r.mc_none[0]:.3f} ± {r.mc_none[1]:.3f})<br>"
-            f"Â of a lone success among {G}: {r.lone_success:.2f}; of a success at this p: "
-            f"GRPO {r.success_std:+.2f}, Dr. GRPO {r.success_none:+.2f}</tt>")
+            + tr("E Σ|Â| per group", "每组的 E Σ|Â|") + f": GRPO {r.weight_std:.3f} (Monte-Carlo {r.mc_std[0]:.3f} ± "
+            f"{r.mc_std[1]:.3f}), Dr. GRPO {r.weight_none:.3f} (Monte-Carlo {r.mc_none[0]:.3f} ± {r.mc_none[1]:.3f})<br>"
+            + tr(f"Â of a lone success among {G}: {r.lone_success:.2f}; of a success at this p: ",
+                 f"{G} 个中唯一一次成功的 Â：{r.lone_success:.2f}；在这个 p 下一次成功的 Â：")
+            + f"GRPO {r.success_std:+.2f}, Dr. GRPO {r.success_none:+.2f}</tt>")
 
 
 # ---------------------------------------------------------------------------------
@@ -445,10 +448,14 @@ class RemediesPanel(ReadoutPanel):
         rows = "".join(f"<tr><td>{o.label}</td><td>{o.informative:.0%}</td><td>{o.all_wrong:.0%}</td>"
                        f"<td>{o.all_correct:.0%}</td><td>{o.weight:.1f}</td><td>{o.responses}</td></tr>"
                        for o in out.values())
-        self.readout.value = ("<table><tr><th>remedy</th><th>informative</th><th>all wrong</th><th>all correct</th>"
-                              f"<th>Σ|Â|</th><th>responses</th></tr>{rows}</table>"
-                              f"analytic P(informative) of the mix: {r['analytic_informative']:.3f}; "
-                              f"dynamic sampling needs ≈ {r['analytic_cost']:.2f}× the responses on average")
+        head = "".join(f"<th>{h}</th>" for h in (tr("remedy", "补救"), tr("informative", "有信息量"),
+                                                   tr("all wrong", "全错"), tr("all correct", "全对"), "Σ|Â|",
+                                                   tr("responses", "回答数")))
+        self.readout.value = (f"<table><tr>{head}</tr>{rows}</table>"
+                              + tr(f"analytic P(informative) of the mix: {r['analytic_informative']:.3f}; "
+                                   f"dynamic sampling needs ≈ {r['analytic_cost']:.2f}× the responses on average",
+                                   f"这批提示的解析 P(有信息量)：{r['analytic_informative']:.3f}；"
+                                   f"动态采样平均需要约 {r['analytic_cost']:.2f} 倍的回答数"))
 
 
 # ---------------------------------------------------------------------------------

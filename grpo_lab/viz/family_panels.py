@@ -171,7 +171,7 @@ class FrozenBatchPanel(Panel):
             scale = float(np.abs(push).max())
             norm = push / scale if scale > 0 else push
             self.meshes[v].set_array(np.ma.masked_where(batch.mask == 0, norm))
-        self.desc_html.value = f"<b>{html.escape(batch.name)}</b>: {html.escape(batch.description)}"
+        self.desc_html.value = f"<b>{html.escape(batch.name)}</b>: {html.escape(str(batch.description))}"
         S = s.summary
         cells = "".join(f"<th style='padding:0 8px'>{html.escape(v)}</th>" for v in self.variants)
         rows = [("loss", [f"{S.loc[v, 'loss']:+.4f}" for v in self.variants]),
@@ -282,10 +282,10 @@ RUNS_WHAT_TO_SEE = see(
     "不用动任何控件：从左上角开始读六个面板，每种颜色一个预设。",
     "Reward, lengths, the degenerate-group share, groups sampled per step, clipped fraction and KL over 150 steps "
     "(mean over seeds, band ± one standard error).",
-    "150 步内的奖励、长度、退化组占比、每步采样的组数、裁剪比例和 KL（各 seed 平均，阴影为 ±1 个标准误）。",
+    "150 步内的奖励、长度、退化组占比、每步采样的组数、裁剪比例和 KL（各随机种子平均，阴影为 ±1 个标准误）。",
     "DAPO samples far more groups per step to stay informative, and GSPO clips about 50 times more tokens than the "
     "token-level presets; the reward curves differ less between presets than between seeds.",
-    "DAPO 每步要采样多得多的组才能保持有信息，GSPO 裁剪的 token 约为 token 级预设的 50 倍；各预设之间奖励曲线的差别小于 seed 之间的差别。",
+    "DAPO 每步要采样多得多的组才能保持有信息量，GSPO 裁剪的 token 约为 token 级预设的 50 倍；各预设之间奖励曲线的差别小于随机种子之间的差别。",
 )
 
 

@@ -32,7 +32,9 @@ class WhatToSee:
                 (tr("Notice", "留意"), str(self.notice))]
 
     def html(self) -> str:
-        rows = "".join(f"<li><b>{html.escape(k)}:</b> {html.escape(v)}</li>" for k, v in self.lines())
+        colon = tr(": ", "：")                                   # a full-width colon in Chinese text
+        rows = "".join(f"<li><b>{html.escape(k)}{colon.strip()}</b>{' ' if colon == ': ' else ''}{html.escape(v)}</li>"
+                       for k, v in self.lines())
         title = html.escape(tr("What you should see", "你应该看到什么"))
         return (f'<div class="grpo-lab-what-to-see" style="{BOX_STYLE}"><b>{title}</b>'
                 f'<ul style="margin: 4px 0 0 0; padding-left: 18px">{rows}</ul></div>')
@@ -43,7 +45,7 @@ class WhatToSee:
         return widgets.HTML(self.html())
 
     def __str__(self) -> str:
-        return "\n".join(f"{k}: {v}" for k, v in self.lines())
+        return "\n".join(f"{k}{tr(': ', '：')}{v}" for k, v in self.lines())
 
     def _repr_html_(self) -> str:
         return self.html()

@@ -16,6 +16,7 @@ import numpy as np
 from matplotlib.collections import LineCollection
 from matplotlib.transforms import blended_transform_factory
 
+from grpo_lab.i18n import tr
 from grpo_lab import length_bias as lb
 from grpo_lab.viz import register
 from grpo_lab.viz.panel import Panel, dropdown, slider
@@ -121,13 +122,14 @@ def _group_html(r: lb.GroupWeights) -> str:
             f"<tr><td>r</td>{''.join(f'<td>{v:.2f}</td>' for v in r.rewards)}</tr>",
             f"<tr><td>Â</td>{''.join(f'<td>{v:+.2f}</td>' for v in r.adv)}</tr>"]
     for k, s in enumerate(r.schemes):
-        rows.append(f"<tr><td>{lb.SHORT[s]} per token</td>"
+        rows.append(f"<tr><td>{lb.SHORT[s]} {tr('per token', '每 token')}</td>"
                     + "".join(f"<td>{-v:+.4f}</td>" for v in r.per_token[k]) + "</tr>")
     note = ""
     wrong = np.flatnonzero(r.adv < 0)
     if wrong.size >= 2 and r.lengths[wrong].min() != r.lengths[wrong].max():
         short, long_ = wrong[np.argmin(r.lengths[wrong])], wrong[np.argmax(r.lengths[wrong])]
-        note = (f"long/short wrong answer (|y| {r.lengths[long_]}/{r.lengths[short]}), push per token: "
+        note = (tr(f"long/short wrong answer (|y| {r.lengths[long_]}/{r.lengths[short]}), push per token: ",
+                   f"长 / 短错误回答（|y| {r.lengths[long_]}/{r.lengths[short]}），每个 token 的推力之比：")
                 + ", ".join(f"{lb.SHORT[s]} ×{r.per_token[k, long_] / r.per_token[k, short]:.2f}"
                             for k, s in enumerate(r.schemes)))
     return (f"<table style='font-family:monospace;font-size:12px'><tr><th></th>{head}</tr>{''.join(rows)}</table>"
@@ -148,6 +150,8 @@ class DriftPanel(Panel):
     title = "Length drift of a toy policy: correctness fixed, length learned"
     POLICY_TITLES = {"by-correctness": "stop probability per branch: wrong answers can learn to ramble",
                      "shared": "one stop probability for right and wrong: no drift in expectation"}
+    POLICY_TITLES_ZH = {"by-correctness": "每个分支一个停止概率：错误回答可以学会啰嗦",   # the readout's banner in Chinese mode
+                        "shared": "对错共用一个停止概率：期望上没有漂移"}
     figsize = (9.6, 4.2)
     bench_moves = [{"step": 0}, {"step": 40}, {"step": 90}, {"step": 150}, {"seed": 1},
                    {"length_policy": "shared"}, {"step": 70}, {"length_policy": "by-correctness"}, {"seed": -1}]
@@ -235,8 +239,10 @@ class DriftPanel(Panel):
             self.pmf_right[s].set_ydata(pr)
             cells.append(f"<td>{lb.SHORT[s]}: {w[step]:.1f} / {rt[step]:.1f}</td>")
         self.cursor.set_xdata([step, step])
-        self.readout.value = (f"<div style='font-size:12px'><b>{self.POLICY_TITLES[r['policy']]}</b></div>"
-                              f"<table style='font-size:12px'><tr><td>step {step}, E|y| wrong / right:</td>"
+        title = tr(self.POLICY_TITLES[r['policy']], self.POLICY_TITLES_ZH[r['policy']])
+        self.readout.value = (f"<div style='font-size:12px'><b>{title}</b></div>"
+                              f"<table style='font-size:12px'><tr><td>step {step}, E|y| "
+                              f"{tr('wrong / right', '错误 / 正确')}:</td>"
                               f"{''.join(cells)}</tr></table>")
 
 

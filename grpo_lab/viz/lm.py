@@ -12,6 +12,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from grpo_lab.i18n import tr
 from grpo_lab import methods
 from grpo_lab.viz.guide import see
 
@@ -234,7 +235,8 @@ class SampleLog:
         frame = self.table(samples, trainer.cfg.agg, max_len=trainer.cfg.max_new)
         self.frames[int(row["step"])] = frame
         if self.show:
-            print(f"step {row['step']}: {len(samples)} replies, showing {len(frame)} (the first informative groups)")
+            print(tr(f"step {row['step']}: {len(samples)} replies, showing {len(frame)} (the first informative groups)",
+                     f"第 {row['step']} 步：{len(samples)} 条回复，显示其中 {len(frame)} 条（最先出现的有信息量的组）"))
             print(frame.to_string(index=False))
 
     def table(self, samples: pd.DataFrame, mode: str, *, max_len: int | None = None) -> pd.DataFrame:
