@@ -88,6 +88,8 @@ NOTEBOOKS = (
     ("05_length_bias", "Sequence-mean vs token-mean", "Why do wrong answers grow longer under GRPO's 1/|y_i|?"),
     ("06_grpo_llm", "A full GRPO loop on a tiny LM", "Does it work end to end, and what do the metrics look like?"),
     ("07_family", "The 2025 branches side by side", "Dr. GRPO, DAPO, GSPO and RLOO on one frozen batch, and the hand-off to TRL/verl."),
+    ("08_grpo_real_lm", "GRPO on a real pretrained model", "Does the recipe carry over to SmolLM2-135M, and where does the length bias show?"),
+    ("09_after_the_lecture", "Beyond the lecture notes", "CISPO, SAPO, GMPO, TRL's defaults, and what a sampler that is not the trainer does."),
 )
 
 

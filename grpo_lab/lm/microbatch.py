@@ -26,6 +26,7 @@ import torch
 
 from grpo_lab import _checks
 from grpo_lab.losses import grpo_loss, resolve_mode
+from grpo_lab.lm import mismatch
 from grpo_lab.lm.guard import guarded_step
 from grpo_lab.lm.rollout import Rollout, token_logp
 
@@ -91,7 +92,8 @@ def accumulate(policy, batch: Rollout, chunks, adv, old_logp, ref_logp, cfg, *, 
         if entropy:
             ent_all[rows] = tl.entropy.float()
         ref = None if ref_logp is None else ref_logp[rows]
-        out = grpo_loss(tl.logp, old, adv[rows], sub.mask, ref_logp=ref, **{**cfg.loss_kwargs(), "beta": beta})
+        out = grpo_loss(tl.logp, old, adv[rows], sub.mask, ref_logp=ref, is_weight=mismatch.weights(cfg, old, sub),
+                        **{**cfg.loss_kwargs(), "beta": beta})
         w = chunk_weight(sub.mask, batch.mask, cfg.agg)
         (out.loss * w).backward()
         share = float(sub.mask.sum() / n_tok)
@@ -145,7 +147,8 @@ def learn(trainer, batch: Rollout, rewards_t, chunks, timer) -> dict:
     return {"kl": first["kl"], "loss": first["loss"], "pg_loss": first["pg_loss"],
             "clip_frac_low": float(np.mean(lows)), "clip_frac_high": float(np.mean(highs)), "ratio_max": rmax,
             "grad_norm": float(np.mean(gnorms)), "entropy": float((ent * batch.mask).sum() / batch.mask.sum()),
-            "adv_abs_mean": float(adv.abs().mean())}
+            "adv_abs_mean": float(adv.abs().mean()),
+            **mismatch.metrics(cfg, old_logp, batch, mismatch.weights(cfg, old_logp, batch))}
 
 
 __all__ = ["group_chunks", "rows_of", "chunk_weight", "logp_no_grad", "accumulate", "learn"]

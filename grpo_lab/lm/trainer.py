@@ -47,7 +47,7 @@ import torch
 from grpo_lab.advantages import advantages_from_flat
 from grpo_lab.losses import grpo_loss, kl_shaped_rewards
 from grpo_lab.lm import checkpoint as ckpt
-from grpo_lab.lm import microbatch, pretrained
+from grpo_lab.lm import microbatch, mismatch, pretrained
 from grpo_lab.lm.chat_tasks import task_for
 from grpo_lab.lm.config import GRPOConfig
 from grpo_lab.lm.evaluation import evaluate
@@ -180,7 +180,7 @@ class Trainer:
         self.policy.to(self.device).train()
         if cfg.gradient_checkpointing:
             enable_checkpointing(self.policy)
-        self._sampler = Bf16Sampler(self.policy) if self.amp == "always" else None
+        self._sampler = Bf16Sampler(self.policy) if self.amp == "always" or cfg.sampler_bf16 else None
         self.ref = None
         if self.need_ref:
             if resumed:   # never a copy of the (not warm-started) policy: that would be a random π_ref
@@ -230,7 +230,7 @@ class Trainer:
         self.last_adv = np.zeros(0)
         if batch is None:   # dynamic sampling found no informative group: nothing to learn from
             row.update(kl=float("nan"), loss=0.0, pg_loss=0.0, clip_frac_low=0.0, clip_frac_high=0.0,
-                       ratio_max=1.0, entropy=float("nan"), adv_abs_mean=0.0, grad_norm=0.0)
+                       ratio_max=1.0, entropy=float("nan"), adv_abs_mean=0.0, grad_norm=0.0, **mismatch.empty())
         else:
             row.update(self.learn(batch, rewards, timer))
         self.last_samples = drawn.samples_frame(P, G, self.last_adv)
@@ -285,13 +285,15 @@ class Trainer:
                                           kind=cfg.kl_kind)
         # ---- Step 3 (组内标准化): Â_i = (r_i − mean)/(std + ε), eq. (1), one scalar per response
         adv = advantages_from_flat(rewards_t, cfg.G, **cfg.adv_kwargs())                  # (B,)
-        out = self._update(batch, tl, old_logp, adv, ref_logp, timer)
+        is_w = mismatch.weights(cfg, old_logp, batch)      # TIS/MIS π_θold/π_sampler (None: off), notebook 09
+        out = self._update(batch, tl, old_logp, adv, ref_logp, timer, is_w)
+        out.update(mismatch.metrics(cfg, old_logp, batch, is_w))
         out["entropy"] = float((tl.entropy * batch.mask).sum() / batch.mask.sum())
         out["adv_abs_mean"] = float(adv.abs().mean())
         self.last_adv = adv.detach().cpu().numpy()
         return out
 
-    def _update(self, batch: Rollout, tl, old_logp, adv, ref_logp, timer) -> dict:
+    def _update(self, batch: Rollout, tl, old_logp, adv, ref_logp, timer, is_weight=None) -> dict:
         """Steps 4–6 and the optimiser step, μ times on the same batch."""
         cfg = self.cfg
         loss_kw = cfg.loss_kwargs()                    # mode, max_len, ε, level, kl_kind, β (0 for kl_form="reward")
@@ -309,7 +311,7 @@ class Trainer:
                 # ---- Step 6: + β·KL per token (k3, eq. 5), form 1
                 out = grpo_loss(tl.logp, old_logp, adv, batch.mask,
                                 ref_logp=ref_logp if (beta > 0 or (it == 0 and ref_logp is not None)) else None,
-                                **loss_kw)
+                                is_weight=is_weight, **loss_kw)
             step = self.step_count + 1
             check_finite(step, cfg, self._last_ckpt_step, f"the loss is {float(out.loss.detach())} "
                          f"(inner iteration {it + 1}; the update was skipped)", out.loss.detach())
