@@ -34,21 +34,21 @@ sys.path.insert(0, str(ROOT))
 DATA = ROOT / "grpo_lab" / "data"
 RUNS, MEASURE, REAL = DATA / "after_runs.csv", DATA / "after_mismatch.csv", DATA / "after_mismatch_real.csv"
 # shared by every run: the tiny LM at a reduced batch so that a run costs about a minute
-BASE = dict(prompts_per_step=16, G=8, max_new=8, eval_per_level=50, threads=1, progress=False, beta=0.0,
+BASE = dict(prompts_per_step=8, G=8, max_new=8, eval_per_level=25, threads=1, progress=False, beta=0.0,
             kl_metric=False, dynamic_sampling=False, overlong_buffer=0, lr=5e-4, lr_warmup=5)
 HOT = 1.5
 MISMATCH = {   # condition -> (preset, overrides); μ = 1 as TRL's default
-    "no mismatch": ("dapo", dict(steps=40, mu=1)),
-    f"sampler τ={HOT}": ("dapo", dict(steps=40, mu=1, sampler_temperature=HOT)),
-    f"sampler τ={HOT} + TIS": ("dapo", dict(steps=40, mu=1, sampler_temperature=HOT, rollout_is="token_truncate",
+    "no mismatch": ("dapo", dict(steps=30, mu=1)),
+    f"sampler τ={HOT}": ("dapo", dict(steps=30, mu=1, sampler_temperature=HOT)),
+    f"sampler τ={HOT} + TIS": ("dapo", dict(steps=30, mu=1, sampler_temperature=HOT, rollout_is="token_truncate",
                                            rollout_is_max=2.0)),
-    f"sampler τ={HOT} + MIS": ("dapo", dict(steps=40, mu=1, sampler_temperature=HOT, rollout_is="token_mask",
+    f"sampler τ={HOT} + MIS": ("dapo", dict(steps=30, mu=1, sampler_temperature=HOT, rollout_is="token_mask",
                                            rollout_is_max=2.0, rollout_is_min=0.5)),
 }
 ENTROPY = {    # μ = 4 so that ρ leaves 1 and the clip (or CISPO's cap) can act
-    "ε_high=0.2": ("dapo", dict(steps=50, mu=4, eps_high=0.2)),
-    "ε_high=0.28": ("dapo", dict(steps=50, mu=4, eps_high=0.28)),
-    "CISPO": ("cispo", dict(steps=50, mu=4)),
+    "ε_high=0.2": ("dapo", dict(steps=40, mu=4, eps_high=0.2)),
+    "ε_high=0.28": ("dapo", dict(steps=40, mu=4, eps_high=0.28)),
+    "CISPO": ("cispo", dict(steps=40, mu=4)),
 }
 EXPERIMENTS = {"mismatch": MISMATCH, "entropy": ENTROPY}
 COLUMNS = ("step", "reward_mean", "acc", "entropy", "loss", "clip_frac_low", "clip_frac_high", "ratio_max",
@@ -143,16 +143,6 @@ def measure_real(seeds) -> "pd.DataFrame":  # noqa: F821
     return pd.DataFrame(rows)
 
 
-def _git_commit():
-    import subprocess
-
-    try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                              check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return None
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", choices=tuple(EXPERIMENTS), default=None)
@@ -167,6 +157,7 @@ def main(argv=None):
         return
     import pandas as pd
     import torch
+    from make_family_runs import _git_commit      # scripts/ is on sys.path when this file runs as a script
 
     seeds = [int(s) for s in args.seeds.split(",")]
     t0 = time.time()

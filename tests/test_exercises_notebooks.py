@@ -30,7 +30,7 @@ def _key(cell):
 
 
 def test_there_are_eight_course_notebooks():
-    assert [notebook_number(p) for p in NOTEBOOKS] == [f"{k:02d}" for k in range(8)]
+    assert [notebook_number(p) for p in NOTEBOOKS] == [f"{k:02d}" for k in range(8)] + ["09"]   # 09: beyond the lecture
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
@@ -46,9 +46,10 @@ def test_committed_notebook_ends_with_the_current_exercises_and_next_link(path):
 
 
 def test_next_links_follow_the_course_and_07_links_to_08():
-    names = [p.stem for p in NOTEBOOKS]
+    names = [p.stem for p in NOTEBOOKS if not p.stem.startswith("09")]      # 09 follows 08, which has no exercises
     for a, b in zip(names, names[1:]):
         assert next_notebook(notebook_number(a + ".ipynb"))[0] == b
+    assert next_notebook("08")[0] == "09_after_the_lecture"
     assert next_notebook("07")[0] == "08_grpo_real_lm"
     last = exercise_cells("07")[-1]
     assert last.metadata["tags"] == ["nav"] and "(08_grpo_real_lm.ipynb)" in last.source

@@ -50,10 +50,12 @@ def test_eps_high_default_is_written_once():
 @pytest.mark.parametrize("name", methods.PRESETS)
 def test_presets_are_the_records(name):
     m, c = methods.get(name), GRPOConfig.preset(name)
-    assert GRPOConfig.PRESETS[name] == {k: getattr(m, k) for k in methods.CONFIG_FIELDS}
+    assert {**GRPOConfig.PRESETS, **GRPOConfig.BEYOND_PRESETS}[name] == {k: getattr(m, k) for k in methods.CONFIG_FIELDS}
     for k in methods.CONFIG_FIELDS:
         assert getattr(c, k) == getattr(m, k), k
-    assert set(GRPOConfig.PRESETS) == set(methods.PRESETS) == {"grpo", "dr_grpo", "dapo", "gspo", "cispo", "sapo", "gmpo"}
+    assert set(GRPOConfig.PRESETS) | set(GRPOConfig.BEYOND_PRESETS) == set(methods.PRESETS) == \
+        {"grpo", "dr_grpo", "dapo", "gspo", "cispo", "sapo", "gmpo"}
+    assert set(GRPOConfig.PRESETS) == {"grpo", "dr_grpo", "dapo", "gspo"}        # the lecture notes' (notebook 07)
     assert methods.LECTURE[:4] == ("grpo", "dr_grpo", "dapo", "gspo") and not {"cispo", "sapo", "gmpo"} & set(methods.LECTURE)
 
 

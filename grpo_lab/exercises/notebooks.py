@@ -173,8 +173,8 @@ def write_notebook(path, variant: str = "student", lang: str | None = None, out=
 
 
 def course_notebooks(folder="notebooks") -> list[Path]:
-    """The notebooks 00–07 in ``folder`` (those that have exercises or a Next link)."""
-    return sorted(p for p in Path(folder).glob("0[0-7]_*.ipynb"))
+    """The notebooks 00–07 and 09 in ``folder`` (those that have exercises or a Next link)."""
+    return sorted(p for p in Path(folder).glob("0[0-79]_*.ipynb"))
 
 
 def build(variant: str, out, folder="notebooks", lang: str | None = None) -> list[Path]:
