@@ -192,14 +192,14 @@ def build(variant: str, out, folder="notebooks", lang: str | None = None) -> lis
 
 
 def tails(variant: str = "student", numbers=None, lang: str | None = None):
-    """One notebook holding only the Exercises sections of notebooks 00–07 (what the tests execute).
+    """One notebook holding only the Exercises sections of notebooks 00–07 and 09 (what the tests execute).
 
     The Exercises section is self-contained (its setup cell imports what it uses), so running
     it after the rest of a notebook gives the same results as running it alone.
     """
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
-    for nn in numbers or [f"{k:02d}" for k in range(8)]:
+    for nn in numbers or [f"{k:02d}" for k in range(8)] + ["09"]:
         nb.cells += [c for c in exercise_cells(nn, variant, lang) if "nav" not in c.metadata["tags"]]
     return nb
 
