@@ -7,8 +7,8 @@ Two experiments, each run a call of the public ``grpo_lab.lm.train`` (nothing re
   at a hotter sampler temperature, with the mismatch statistics of each
   (``grpo_lab/data/after_mismatch.csv``). Then short runs per condition × seed: no mismatch,
   an induced mismatch (sampler temperature ``--hot``) uncorrected, with TIS and with MIS.
-* ``entropy`` — longer runs with μ inner updates: ε_high 0.2 vs 0.28 (DAPO's clip-higher) and
-  CISPO, entropy per step.
+* ``entropy`` — runs with μ inner updates: ε_high 0.2 vs 0.28 (DAPO's clip-higher) and CISPO,
+  entropy per step; ``entropy_long`` the same at the presets' learning rate (1e-4), 2.5 times longer.
 
 Runs go to ``grpo_lab/data/after_runs.csv`` (one row per step, keyed by experiment, condition,
 seed). The script is resumable: a (experiment, condition, seed) already in the file is skipped,
@@ -50,7 +50,9 @@ ENTROPY = {    # μ = 4 so that ρ leaves 1 and the clip (or CISPO's cap) can ac
     "ε_high=0.28": ("dapo", dict(steps=40, mu=4, eps_high=0.28)),
     "CISPO": ("cispo", dict(steps=40, mu=4)),
 }
-EXPERIMENTS = {"mismatch": MISMATCH, "entropy": ENTROPY}
+ENTROPY_LONG = {  # the same at the presets' learning rate, 2.5 times longer
+    c: (p, {**o, "steps": 100, "lr": 1e-4}) for c, (p, o) in ENTROPY.items()}
+EXPERIMENTS = {"mismatch": MISMATCH, "entropy": ENTROPY, "entropy_long": ENTROPY_LONG}
 COLUMNS = ("step", "reward_mean", "acc", "entropy", "loss", "clip_frac_low", "clip_frac_high", "ratio_max",
            "grad_norm", "mismatch_abs_logp", "mismatch_kl", "mismatch_ratio_max", "mismatch_clip_frac",
            "is_weight_mean", "is_masked_frac", "len_mean")
@@ -159,6 +161,9 @@ def main(argv=None):
     import torch
     from make_family_runs import _git_commit      # scripts/ is on sys.path when this file runs as a script
 
+    def git_commit_short():
+        return str(_git_commit())[:10]
+
     seeds = [int(s) for s in args.seeds.split(",")]
     t0 = time.time()
     if args.only in (None, "mismatch") and not MEASURE.exists():
@@ -186,12 +191,16 @@ def main(argv=None):
     else:
         for t in todo:
             save(one_run(t))
-    meta = {"command": "python scripts/make_after_runs.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+    command = "python scripts/make_after_runs.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    meta_path = RUNS.with_suffix(".json")
+    before = json.loads(meta_path.read_text()) if meta_path.exists() else {}
+    invocations = before.get("invocations", [before["command"]] if "command" in before else [])
+    meta = {"command": command, "invocations": invocations + [f"{command}  # {git_commit_short()}"],
             "base": BASE, "hot_sampler_temperature": HOT,
             "conditions": {e: {c: {"preset": p, **o} for c, (p, o) in conds.items()} for e, conds in EXPERIMENTS.items()},
             "seeds": seeds, "git_commit": _git_commit(), "seconds_last_invocation": round(time.time() - t0, 1),
             "torch": torch.__version__, "python": platform.python_version()}
-    RUNS.with_suffix(".json").write_text(json.dumps(meta, indent=1, ensure_ascii=False) + "\n")
+    meta_path.write_text(json.dumps(meta, indent=1, ensure_ascii=False) + "\n")
 
 
 if __name__ == "__main__":
