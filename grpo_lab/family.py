@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from grpo_lab.credit import (CreditAssignment, ToySequence, credit_assignment, discounted_returns, gae,
                              td_errors, toy_sequence)
-from grpo_lab.frozen_batch import (BATCH_SPECS, BATCHES, VARIANTS, FamilyScores, FrozenBatch, Variant,
+from grpo_lab.frozen_batch import (BATCH_SPECS, BATCHES, BEYOND_VARIANTS, VARIANTS, FamilyScores, FrozenBatch, Variant,
                                    make_batch, score_batch, synthetic_batch, variant_of)
 
-__all__ = ["Variant", "VARIANTS", "variant_of", "FrozenBatch", "synthetic_batch", "BATCHES", "BATCH_SPECS",
+__all__ = ["Variant", "VARIANTS", "BEYOND_VARIANTS", "variant_of", "FrozenBatch", "synthetic_batch", "BATCHES", "BATCH_SPECS",
            "make_batch", "FamilyScores", "score_batch", "td_errors", "discounted_returns", "gae", "ToySequence",
            "toy_sequence", "CreditAssignment", "credit_assignment"]

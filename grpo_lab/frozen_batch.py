@@ -38,7 +38,9 @@ budget (TRL uses ``max_completion_length``, verl ``loss_scale_factor`` or the re
 length); GSPO's ε is the paper's order 1e-4 because s_i is a geometric mean.
 
 The variants are derived from :mod:`grpo_lab.methods` (one record per method); the table
-above is that registry's, restated for the reader.
+above is that registry's, restated for the reader. :data:`BEYOND_VARIANTS` holds the 2025
+policy losses beyond the lecture notes (CISPO, SAPO, GMPO; notebook 09), scored by the same
+:func:`score_batch` with their ``policy_loss``.
 """
 from __future__ import annotations
 
@@ -80,6 +82,8 @@ class Variant:
     eps_high: float = 0.2
     drop_degenerate: bool = False
     note: str = ""
+    policy_loss: str = "clip"        # beyond the lecture notes: cispo, sapo, gmpo (grpo_lab.losses.beyond)
+    policy_kw: tuple = ()            # their parameters, ((name, value), …): cispo_cap, sapo_tau_pos, sapo_tau_neg
 
     def __post_init__(self):
         _checks.choice("estimator", self.estimator, ESTIMATORS)
@@ -100,7 +104,11 @@ class Variant:
             "none": "r − mean"}[self.scale]
         return {"advantage": adv, "aggregation": self.mode, "ratio": self.level,
                 "eps_low": self.eps_low, "eps_high": self.eps_high,
-                "degenerate groups": "dropped" if self.drop_degenerate else "kept"}
+                "degenerate groups": "dropped" if self.drop_degenerate else "kept", "policy loss": self.policy_loss}
+
+    def loss_kwargs(self) -> dict:
+        """The policy-term arguments of :func:`grpo_lab.losses.grpo_loss` (``policy_loss`` and its parameters)."""
+        return {"policy_loss": self.policy_loss, **dict(self.policy_kw)}
 
 
 def variant_of(method) -> Variant:
@@ -110,14 +118,21 @@ def variant_of(method) -> Variant:
     not the loss, so it has no counterpart on a frozen batch; β stays 0 (see :func:`score_batch`).
     """
     m = methods.get(method)
+    kw = {"cispo": (("cispo_cap", m.cispo_cap),),
+          "sapo": (("sapo_tau_pos", m.sapo_tau_pos), ("sapo_tau_neg", m.sapo_tau_neg))}.get(m.policy_loss, ())
     return Variant(m.label, estimator=m.estimator, scale=m.adv_scale, std=m.adv_std, mode=m.agg,
                    level=m.ratio_level, eps_low=m.eps_low, eps_high=m.clip_high,
-                   drop_degenerate=m.dynamic_sampling, note=f"{m.paper}: {m.summary}")
+                   drop_degenerate=m.dynamic_sampling, note=f"{m.paper}: {m.summary}",
+                   policy_loss=m.policy_loss, policy_kw=kw)
 
 
-# every group method of the registry (PPO's per-token GAE is part b, grpo_lab.credit)
+# every group method of the lecture notes (PPO's per-token GAE is part b, grpo_lab.credit)
 VARIANTS: dict[str, Variant] = {v.name: v for v in (variant_of(m) for m in methods.METHODS.values()
-                                                      if m.estimator in ESTIMATORS)}
+                                                      if m.estimator in ESTIMATORS and m.lecture)}
+# beyond the lecture notes (notebook 09): CISPO, SAPO, GMPO; score_batch accepts their names too
+BEYOND_VARIANTS: dict[str, Variant] = {v.name: v for v in (variant_of(m) for m in methods.METHODS.values()
+                                                             if m.estimator in ESTIMATORS and not m.lecture)}
+_ALL = {**VARIANTS, **BEYOND_VARIANTS}
 
 
 # ---------------------------------------------------------------------------------
@@ -299,8 +314,8 @@ def _as_variant(v) -> Variant:
     if isinstance(v, Variant):
         return v
     if isinstance(v, str):
-        return VARIANTS[_checks.choice("variants", v, tuple(VARIANTS))]
-    raise TypeError(f"variants must hold Variant objects or names in {tuple(VARIANTS)}, got {v!r}")
+        return _ALL[_checks.choice("variants", v, tuple(_ALL))]
+    raise TypeError(f"variants must hold Variant objects or names in {tuple(_ALL)}, got {v!r}")
 
 
 def score_batch(batch: FrozenBatch | str, variants=None, *, beta: float = 0.0,
@@ -341,7 +356,7 @@ def score_batch(batch: FrozenBatch | str, variants=None, *, beta: float = 0.0,
         kept = ~degenerate if v.drop_degenerate else np.ones(batch.B, dtype=bool)
         mask = torch.tensor(batch.mask * kept[:, None], **f64)            # (B, T)
         kw = dict(mode=v.mode, level=v.level, eps_low=v.eps_low, eps_high=v.eps_high,
-                  max_len=batch.T if v.mode == "seq-mean-token-sum-norm" else None)
+                  max_len=batch.T if v.mode == "seq-mean-token-sum-norm" else None, **v.loss_kwargs())
         if beta > 0:
             kw.update(ref_logp=ref, beta=beta, kl_kind=kl_kind)
         adv_t = torch.as_tensor(adv, **f64)
@@ -363,5 +378,5 @@ def score_batch(batch: FrozenBatch | str, variants=None, *, beta: float = 0.0,
     return FamilyScores(batch, responses, summary, weights)
 
 
-__all__ = ["Variant", "VARIANTS", "variant_of", "FrozenBatch", "synthetic_batch", "BATCHES", "BATCH_SPECS",
+__all__ = ["Variant", "VARIANTS", "BEYOND_VARIANTS", "variant_of", "FrozenBatch", "synthetic_batch", "BATCHES", "BATCH_SPECS",
            "make_batch", "FamilyScores", "score_batch"]

@@ -21,9 +21,18 @@ grpo        group      group   seq-mean-token-mean     token     0.2 / 0.2      
 dr_grpo     group      none    seq-mean-token-sum-norm token     0.2 / 0.2       no     0      0
 dapo        group      group   token-mean              token     0.2 / 0.28      yes    2      0
 gspo        group      group   seq-mean-token-mean     sequence  3e-4 / 4e-4     no     0      0
+cispo *     group      group   token-mean              token     cap 5 (weight)  no     0      0
+sapo *      group      group   seq-mean-token-mean     token     gate τ 1 / 1.05 no     0      0
+gmpo *      group      group   seq-mean-token-mean     geo-mean  0.4 / 0.4 (log) no     0      0
 rloo        rloo       —       seq-mean-token-mean     token     0.2 / 0.2       no     0      0
 ppo         gae        —       token-mean              token     0.2 / 0.2       no     0      0
 ==========  =========  ======  ======================  ========  ==============  =====  =====  =====
+
+Rows marked * are beyond the lecture notes (``lecture=False``): the 2025 policy losses of
+:mod:`grpo_lab.losses.beyond` (``policy_loss``), each with its paper. TRL's ``bnpo`` is not a
+record of its own: in these terms it is the token-mean aggregation (eq. 7) on one batch,
+which DAPO's record already uses (they differ only in which tokens count once a batch is
+split into micro-batches, see :mod:`grpo_lab.lm.handoff`).
 
 Colour convention (every panel and figure): a method always has its :func:`colour`; a
 quantity that *pushes a probability up* (Â > 0, a negative gradient weight) is
@@ -100,6 +109,11 @@ class Method:
     overlong_buffer: int = 0
     beta: float = 0.0
     preset: bool = True
+    policy_loss: str = "clip"       # grpo_lab.losses.POLICY_LOSSES: clip (eq. 3), cispo, sapo, gmpo
+    cispo_cap: float = 5.0          # CISPO's largest weight (TRL's epsilon_high for loss_type='cispo')
+    sapo_tau_pos: float = 1.0       # SAPO gate temperature for Â > 0
+    sapo_tau_neg: float = 1.05      # … for Â ≤ 0
+    lecture: bool = True            # False: beyond the lecture notes (notebook 09)
 
     def __post_init__(self):
         # (adv_scale, adv_std, agg, ratio_level are checked against advantages/losses by
@@ -125,7 +139,7 @@ class Method:
 
 # GRPOConfig fields a method record fixes (the rest are run settings).
 CONFIG_FIELDS = ("adv_scale", "adv_std", "agg", "ratio_level", "eps_low", "eps_high", "dynamic_sampling",
-                 "overlong_buffer", "beta")
+                 "overlong_buffer", "beta", "policy_loss", "cispo_cap", "sapo_tau_pos", "sapo_tau_neg")
 
 METHODS: dict[str, Method] = {m.name: m for m in (
     Method("grpo", "GRPO", "GRPO (6)", "tab:purple", "Shao et al. 2024, DeepSeekMath (arXiv:2402.03300)",
@@ -142,6 +156,17 @@ METHODS: dict[str, Method] = {m.name: m for m in (
            "(arXiv:2507.18071)",
            "sequence ratio s_i = exp(mean_t log ρ_{i,t}) with a tiny clip range (3e-4 / 4e-4)",
            ratio_level="sequence", eps_low=3e-4, eps_high=4e-4),
+    Method("cispo", "CISPO", "CISPO", "darkcyan", "MiniMax 2025, MiniMax-M1 (arXiv:2506.13585)",
+           "ratio not clipped but its weight capped and detached, sg[min(ρ, 5)]·Â·log π: a capped token keeps "
+           "its gradient; token-mean (eq. 7)",
+           agg="token-mean", policy_loss="cispo", lecture=False),
+    Method("sapo", "SAPO", "SAPO", "gold", "Qwen team 2025, Soft Adaptive Policy Optimization (arXiv:2511.20347)",
+           "hard clip replaced by a soft gate σ(τ(ρ−1))·4/τ, τ = 1 for Â > 0 and 1.05 for Â ≤ 0; seq-mean (eq. 6)",
+           policy_loss="sapo", lecture=False),
+    Method("gmpo", "GMPO", "GMPO", "slategray", "Zhao et al. 2025, Geometric-Mean Policy Optimization "
+           "(arXiv:2507.20673)",
+           "one ratio per response: the geometric mean of token ratios clipped in log space to [−0.4, 0.4]",
+           eps_low=0.4, eps_high=0.4, policy_loss="gmpo", lecture=False),
     Method("rloo", "RLOO", "RLOO", "tab:olive", "Kool et al. 2019; Ahmadian et al. 2024 (arXiv:2402.14740)",
            "leave-one-out baseline r_i − mean of the other G − 1, no ÷std",
            estimator="rloo", adv_scale="none", preset=False),
@@ -152,7 +177,8 @@ METHODS: dict[str, Method] = {m.name: m for m in (
 )}
 
 NAMES = tuple(METHODS)
-PRESETS = tuple(n for n, m in METHODS.items() if m.preset)     # the LM presets: grpo, dr_grpo, dapo, gspo
+PRESETS = tuple(n for n, m in METHODS.items() if m.preset)     # the LM presets: grpo … gspo, cispo, sapo, gmpo
+LECTURE = tuple(n for n, m in METHODS.items() if m.lecture)   # the methods the lecture notes cover
 _BY_LABEL = {m.label: m for m in METHODS.values()}
 
 
@@ -193,10 +219,10 @@ def table():
     rows = [{"method": m.label, "advantage": m.estimator, "÷ std": m.adv_scale, "aggregation": m.agg,
              "ratio": m.ratio_level, "eps_low": m.eps_low, "eps_high": m.clip_high,
              "dynamic sampling": m.dynamic_sampling, "overlong buffer": m.overlong_buffer, "beta": m.beta,
-             "paper": m.paper} for m in METHODS.values()]
+             "policy loss": m.policy_loss, "lecture notes": m.lecture, "paper": m.paper} for m in METHODS.values()]
     return pd.DataFrame(rows).set_index("method")
 
 
 __all__ = ["Method", "METHODS", "NAMES", "PRESETS", "get", "colour", "colour_name", "label", "preset_overrides", "table",
            "resolve_eps_high", "PUSH_UP", "PUSH_DOWN", "NEUTRAL", "PUSH_CMAP", "WEIGHT_CMAP", "OTHER", "CORRECT", "WRONG",
-           "push_colour", "ADV_ESTIMATORS", "CONFIG_FIELDS"]
+           "push_colour", "ADV_ESTIMATORS", "CONFIG_FIELDS", "LECTURE"]

@@ -62,12 +62,18 @@ def zh_path(en_path) -> Path:
     return en_path.parent / "zh" / en_path.name
 
 
-def english_notebooks(folder) -> list[Path]:
-    """Every English notebook of the course (``folder/*.ipynb``), sorted."""
+# English notebooks whose Chinese twin is still to be written (translated last, by its own issue); the
+# tests skip them until the twin exists, and fail once it does and the name is still listed here.
+PENDING = ("09_after_the_lecture",)
+
+
+def english_notebooks(folder, *, pending: bool = False) -> list[Path]:
+    """Every English notebook of the course (``folder/*.ipynb``), sorted; without the :data:`PENDING`
+    ones unless ``pending``."""
     paths = sorted(Path(folder).glob("*.ipynb"))
     if not paths:
         raise FileNotFoundError(f"no notebooks in {folder!s} (expected notebooks/NAME.ipynb)")
-    return paths
+    return paths if pending else [p for p in paths if p.stem not in PENDING]
 
 
 def is_language_cell(cell) -> bool:

@@ -30,7 +30,7 @@ def _key(cell):
 
 
 def test_the_course_notebooks_in_order():
-    assert [notebook_number(p) for p in NOTEBOOKS][:10] == ["00", "01", "02", "03", "04", "04b", "05", "06", "07", "08"]
+    assert [notebook_number(p) for p in NOTEBOOKS][:11] == ["00", "01", "02", "03", "04", "04b", "05", "06", "07", "08", "09"]
     assert notebook_number("04b_kl_penalty.ipynb") == "04b"
 
 
@@ -58,9 +58,10 @@ def test_every_prediction_sits_right_before_the_cell_that_reveals_it(exercise_id
 
 
 def test_next_links_follow_the_course_and_07_links_to_08():
-    names = [p.stem for p in NOTEBOOKS]
+    names = [p.stem for p in NOTEBOOKS if not p.stem.startswith("09")]      # 09 follows 08, which has no exercises
     for a, b in zip(names, names[1:]):
         assert next_notebook(notebook_number(a + ".ipynb"))[0] == b
+    assert next_notebook("08")[0] == "09_after_the_lecture"
     assert next_notebook("07")[0] == "08_grpo_real_lm"
     last = exercise_cells("07")[-1]
     assert last.metadata["tags"] == ["nav"] and "(08_grpo_real_lm.ipynb)" in last.source

@@ -50,10 +50,13 @@ def test_eps_high_default_is_written_once():
 @pytest.mark.parametrize("name", methods.PRESETS)
 def test_presets_are_the_records(name):
     m, c = methods.get(name), GRPOConfig.preset(name)
-    assert GRPOConfig.PRESETS[name] == {k: getattr(m, k) for k in methods.CONFIG_FIELDS}
+    assert {**GRPOConfig.PRESETS, **GRPOConfig.BEYOND_PRESETS}[name] == {k: getattr(m, k) for k in methods.CONFIG_FIELDS}
     for k in methods.CONFIG_FIELDS:
         assert getattr(c, k) == getattr(m, k), k
-    assert set(GRPOConfig.PRESETS) == set(methods.PRESETS) == {"grpo", "dr_grpo", "dapo", "gspo"}
+    assert set(GRPOConfig.PRESETS) | set(GRPOConfig.BEYOND_PRESETS) == set(methods.PRESETS) == \
+        {"grpo", "dr_grpo", "dapo", "gspo", "cispo", "sapo", "gmpo"}
+    assert set(GRPOConfig.PRESETS) == {"grpo", "dr_grpo", "dapo", "gspo"}        # the lecture notes' (notebook 07)
+    assert methods.LECTURE[:4] == ("grpo", "dr_grpo", "dapo", "gspo") and not {"cispo", "sapo", "gmpo"} & set(methods.LECTURE)
 
 
 def test_seed_numbers_of_the_presets():
@@ -68,9 +71,11 @@ def test_seed_numbers_of_the_presets():
 
 def test_frozen_batch_variants_are_the_records():
     group_methods = [m for m in methods.METHODS.values() if m.estimator != "gae"]
-    assert list(family.VARIANTS) == [m.label for m in group_methods]
+    assert list(family.VARIANTS) == [m.label for m in group_methods if m.lecture]
+    assert list(family.BEYOND_VARIANTS) == [m.label for m in group_methods if not m.lecture] == ["CISPO", "SAPO", "GMPO"]
     for m in group_methods:
-        v = family.VARIANTS[m.label]
+        v = {**family.VARIANTS, **family.BEYOND_VARIANTS}[m.label]
+        assert v.policy_loss == m.policy_loss
         assert (v.estimator, v.mode, v.level, v.eps_low, v.eps_high, v.drop_degenerate) == \
             (m.estimator, m.agg, m.ratio_level, m.eps_low, m.clip_high, m.dynamic_sampling)
         if m.estimator == "grpo":
@@ -97,7 +102,7 @@ def test_handoff_maps_are_the_inverses_of_the_loss_aliases():
     assert set(handoff.VERL_LOSS_AGG) == set(losses.MODES)
 
 
-@pytest.mark.parametrize("name", methods.PRESETS)
+@pytest.mark.parametrize("name", [p for p in methods.PRESETS if p in methods.LECTURE])
 def test_trl_and_verl_arguments_carry_the_record(name):
     m = methods.get(name)
     trl = handoff.to_trl_kwargs(GRPOConfig.preset(name))
@@ -126,7 +131,7 @@ def test_every_panel_uses_the_registry_colours():
     from grpo_lab.viz import family_panels
     from grpo_lab.viz import length_bias as viz_lb
 
-    assert family_panels.VARIANT_COLORS == {v: methods.colour(v) for v in family.VARIANTS}
+    assert family_panels.VARIANT_COLORS == {v: methods.colour(v) for v in {**family.VARIANTS, **family.BEYOND_VARIANTS}}
     assert family_panels.PRESET_COLORS == {p: methods.colour(p) for p in methods.PRESETS}
     assert all(viz_lb.COLORS[s] == lb.colour(s) for s in lb.SCHEMES)
     assert (viz_adv.STD_COLOR, viz_adv.NONE_COLOR) == (methods.colour("grpo"), methods.colour("dr_grpo"))
@@ -144,4 +149,4 @@ def test_the_roadmap_tree_names_the_registry_methods():
     from grpo_lab import roadmap
 
     on_tree = {m.name for m in roadmap.FAMILY}
-    assert {m.label for m in methods.METHODS.values()} <= on_tree
+    assert {methods.get(n).label for n in methods.LECTURE} <= on_tree     # the lecture notes' tree (004)

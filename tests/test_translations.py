@@ -70,6 +70,16 @@ def test_a_pending_twin_is_reported_as_pending_not_missing(tmp_path):
     assert [p.kind for p in T.check(other)] == ["missing"]
 
 
+def test_pending_translations_are_real_notebooks_without_a_twin_yet():
+    """A notebook waits in T.PENDING only while its twin is missing: drop the name once translated."""
+    for name in T.PENDING:
+        en = ROOT / "notebooks" / f"{name}.ipynb"
+        assert en.exists(), name
+        assert not T.zh_path(en).exists(), f"{name} is translated: remove it from grpo_lab.translations.PENDING"
+    assert {p.stem for p in T.english_notebooks(ROOT / "notebooks", pending=True)} - {p.stem for p in NOTEBOOKS} \
+        == set(T.PENDING)
+
+
 # --- the check must fail on stale copies: deliberately broken twins in tmp_path -------------
 
 @pytest.fixture

@@ -77,7 +77,10 @@ def _trainer(cfg, model, tok, task, tmp_path):
 
 
 PRESET_CASES = ["grpo", "dr_grpo", "dapo", "gspo", ("gspo", {"eps_low": 0.02, "eps_high": 0.03}),
-                ("dapo", {"beta": 0.1}), ("grpo", {"dual_clip": 2.0, "eps_high": 0.3})]
+                ("dapo", {"beta": 0.1}), ("grpo", {"dual_clip": 2.0, "eps_high": 0.3}),
+                # beyond the lecture notes: TRL's loss_type='cispo' / 'sapo' (grpo_lab.losses.beyond)
+                "cispo", ("cispo", {"cispo_cap": 1.1, "beta": 0.1}), "sapo",
+                ("sapo", {"sapo_tau_pos": 3.0, "sapo_tau_neg": 0.5})]
 
 
 @pytest.mark.parametrize("case", PRESET_CASES, ids=lambda c: c if isinstance(c, str) else
@@ -105,9 +108,7 @@ def test_same_frozen_batch_same_loss_and_gradient(case, tiny, tmp_path):
     # ours
     model.zero_grad(set_to_none=True)
     logp = token_logp(model, ro, amp=False).logp
-    ours = grpo_loss(logp, old, adv, mask, ref_logp=ref if cfg.beta > 0 else None, beta=cfg.beta, kl_kind=cfg.kl_kind,
-                     mode=cfg.agg, max_len=cfg.max_new, eps_low=cfg.eps_low, eps_high=cfg.eps_high,
-                     dual_clip=cfg.dual_clip, level=cfg.ratio_level).loss
+    ours = grpo_loss(logp, old, adv, mask, ref_logp=ref if cfg.beta > 0 else None, **cfg.loss_kwargs()).loss
     ours.backward()
     g_ours = {n: p.grad.clone() for n, p in model.named_parameters()}
 
@@ -124,6 +125,8 @@ def test_same_frozen_batch_same_loss_and_gradient(case, tiny, tmp_path):
 
     ratio = torch.exp(logp0 - old)[mask > 0]
     assert ((ratio < 1 - cfg.eps_low) | (ratio > 1 + (cfg.eps_high or cfg.eps_low))).any()   # clipping exercised
+    if cfg.policy_loss == "cispo" and cfg.cispo_cap < 2:
+        assert (ratio > cfg.cispo_cap).any()                                                 # the cap exercised
     torch.testing.assert_close(theirs.detach(), ours.detach(), rtol=1e-5, atol=1e-6)
     for n in g_ours:
         torch.testing.assert_close(g_trl[n], g_ours[n], rtol=1e-4, atol=1e-6, msg=n)

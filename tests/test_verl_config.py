@@ -55,6 +55,8 @@ def test_the_checked_release_is_installed():
 @pytest.mark.parametrize("over", VARIANTS, ids=lambda d: ",".join(f"{k}={v}" for k, v in d.items()) or "preset")
 @pytest.mark.parametrize("name", methods.PRESETS)
 def test_every_emitted_key_is_in_verls_config(name, over):
+    if "dual_clip" in over and methods.get(name).policy_loss != "clip":
+        pytest.skip("the 2025 policy losses have no dual clip (GRPOConfig refuses it)")
     lines = handoff.verl_command_line(GRPOConfig.preset(name, **over))
     assert lines
     for line in lines:

@@ -30,7 +30,7 @@ import copy
 
 import pandas as pd
 
-from grpo_lab.exercises import nb00, nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08
+from grpo_lab.exercises import nb00, nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08, nb09
 from grpo_lab.exercises._feedback import Feedback, Hint, Reveal
 from grpo_lab.exercises._gate import reveal_after
 from grpo_lab.exercises._kinds import Compute, Exercise, Implement, Mistake, Predict
@@ -39,7 +39,7 @@ from grpo_lab.i18n import tr
 __all__ = ["catalog", "check", "hint", "solution", "reveal", "reveal_after", "case", "get", "by_notebook", "Feedback", "Hint", "Reveal", "Compute", "Exercise", "Implement", "Mistake", "Predict"]
 
 EXERCISES: dict[str, Exercise] = {}
-for _module in (nb00, nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08):
+for _module in (nb00, nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08, nb09):
     for _ex in _module.EXERCISES:
         if _ex.id in EXERCISES:
             raise RuntimeError(f"duplicate exercise id {_ex.id!r}")

@@ -16,6 +16,9 @@
 ``gspo``    GSPO (seed 004 §四, third branch): the sequence-level ratio
             s_i = exp(mean_t log ρ_{i,t}) with a small clip range (3e-4 / 4e-4);
             β = 0.
+``cispo``   beyond the lecture notes (notebook 09): CISPO, SAPO, GMPO — the
+``sapo``    2025 policy losses of :mod:`grpo_lab.losses.beyond` (``policy_loss``).
+``gmpo``
 ==========  =======================================================================
 
 Every field can be overridden (``GRPOConfig.preset("dapo", beta=0.01)``) and carries its
@@ -39,7 +42,7 @@ from dataclasses import asdict, dataclass, field, fields
 
 from grpo_lab import _checks, methods
 from grpo_lab.advantages import ESTIMATORS, SCALES, STDS
-from grpo_lab.losses import KL_KINDS, LEVELS, MODES
+from grpo_lab.losses import KL_KINDS, LEVELS, MODES, POLICY_LOSSES, ROLLOUT_IS_MODES, check_policy_loss
 from grpo_lab.lm.tasks import CHAT_LEVELS, LEVEL_RANGES, REWARD_MODES
 
 DEVICES = ("auto", "cpu", "cuda")
@@ -166,6 +169,24 @@ class GRPOConfig:
                                        "memory; the gradient is exactly the whole batch's (0 = the whole batch "
                                        "at once; grpo_lab.lm.microbatch)")
 
+    # -- beyond the lecture notes: 2025 policy losses, sampler/trainer mismatch (notebook 09) ----
+    policy_loss: str = _f("clip", "per-token policy term: clip (eq. 3), cispo (capped detached weight), sapo (soft "
+                                  "gate), gmpo (geometric mean, ε in log space); grpo_lab.losses.beyond",
+                          choices=POLICY_LOSSES)
+    cispo_cap: float = _f(5.0, "CISPO's largest importance weight (the weight itself, not 1 + ε; TRL epsilon_high)")
+    sapo_tau_pos: float = _f(1.0, "SAPO gate temperature for Â > 0")
+    sapo_tau_neg: float = _f(1.05, "SAPO gate temperature for Â ≤ 0")
+    rollout_is: str = _f("none", "correct for a sampler that differs from the trainer with the weight "
+                                 "π_θold/π_sampler: token_truncate (TIS), token_mask / sequence_mask (MIS), "
+                                 "sequence_truncate, none (TRL's vllm_importance_sampling_mode)",
+                         choices=ROLLOUT_IS_MODES)
+    rollout_is_max: float | None = _f(3.0, "TIS cap / MIS upper threshold C on π_θold/π_sampler (TRL clip_max)")
+    rollout_is_min: float | None = _f(None, "TIS floor / MIS lower threshold (none = no lower bound; TRL clip_min)")
+    sampler_temperature: float | None = _f(None, "sample at this temperature while the loss uses `temperature` "
+                                                 "(none = the same): an induced sampler/trainer mismatch")
+    sampler_bf16: bool = _f(False, "sample from a bf16 copy of the policy on the CPU too (the loss stays fp32): "
+                                   "the mismatch a bf16 inference engine adds")
+
     # -- DAPO extras ---------------------------------------------------------------------
     dynamic_sampling: bool = _f(False, "drop degenerate groups (all rewards equal), resample until P "
                                        "informative groups")
@@ -174,7 +195,9 @@ class GRPOConfig:
 
     # -----------------------------------------------------------------------------------
     # preset name -> the fields it sets: derived from the registry (grpo_lab.methods)
-    PRESETS = methods.preset_overrides()
+    PRESETS = {n: v for n, v in methods.preset_overrides().items() if n in methods.LECTURE}
+    # beyond the lecture notes (notebook 09): CISPO, SAPO, GMPO; GRPOConfig.preset(name) accepts them too
+    BEYOND_PRESETS = {n: v for n, v in methods.preset_overrides().items() if n not in methods.LECTURE}
     # Fields that may differ between an interrupted run and its resumption.
     RUNTIME_FIELDS = ("steps", "resume", "progress", "out", "device", "threads", "checkpoint_every",
                       "checkpoint_seconds", "hub")
@@ -184,13 +207,14 @@ class GRPOConfig:
     @classmethod
     def _from_preset(cls, name: str, **overrides) -> "GRPOConfig":
         """The config of preset ``name`` ("grpo", "dr_grpo", "dapo", "gspo") with ``overrides``."""
-        if name not in cls.PRESETS:
-            raise ValueError(f"preset must be one of {', '.join(map(repr, cls.PRESETS))}; got {name!r}")
+        table = {**cls.PRESETS, **cls.BEYOND_PRESETS}
+        if name not in table:
+            raise ValueError(f"preset must be one of {', '.join(map(repr, table))}; got {name!r}")
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(overrides) - known)
         if unknown:
             raise ValueError(f"unknown GRPOConfig field(s) {unknown}")
-        cfg = cls(preset=name, **{**cls.PRESETS[name], **overrides})
+        cfg = cls(preset=name, **{**table[name], **overrides})
         return cfg.validate()
 
     def replace(self, **changes) -> "GRPOConfig":
@@ -199,7 +223,7 @@ class GRPOConfig:
     def validate(self) -> "GRPOConfig":
         """Check every field; returns self. Errors name the field."""
         c = _checks
-        c.choice("preset", self.preset, self.PRESETS)
+        c.choice("preset", self.preset, (*self.PRESETS, *self.BEYOND_PRESETS))
         c.integer("steps", self.steps, low=0)
         c.integer("seed", self.seed, low=0)
         c.integer("checkpoint_every", self.checkpoint_every, low=0)
@@ -269,7 +293,31 @@ class GRPOConfig:
         c.integer("tokens_per_microbatch", self.tokens_per_microbatch, low=0)
         c.integer("max_sampling_rounds", self.max_sampling_rounds, low=1)
         c.integer("overlong_buffer", self.overlong_buffer, low=0, high=self.max_new)
+        self._check_beyond()
         return self
+
+    def _check_beyond(self):
+        """The fields of notebook 09 (policy loss, rollout correction, induced mismatch)."""
+        c = _checks
+        check_policy_loss(self.policy_loss, cispo_cap=self.cispo_cap, sapo_tau_pos=self.sapo_tau_pos,
+                          sapo_tau_neg=self.sapo_tau_neg, level=self.ratio_level, dual_clip=self.dual_clip)
+        c.choice("rollout_is", self.rollout_is, ROLLOUT_IS_MODES)
+        if self.rollout_is_max is not None:
+            c.in_range("rollout_is_max", self.rollout_is_max, 0.0, low_open=True)
+        if self.rollout_is_min is not None:
+            c.in_range("rollout_is_min", self.rollout_is_min, 0.0)
+            if self.rollout_is_max is not None and self.rollout_is_min >= self.rollout_is_max:
+                raise ValueError(f"rollout_is_min ({self.rollout_is_min}) must be < rollout_is_max "
+                                 f"({self.rollout_is_max})")
+        if self.sampler_temperature is not None:
+            c.in_range("sampler_temperature", self.sampler_temperature, 0.0, low_open=True)
+        if not isinstance(self.sampler_bf16, bool):
+            raise TypeError(f"sampler_bf16 must be True or False, got {self.sampler_bf16!r}")
+
+    @property
+    def sample_temperature(self) -> float:
+        """The temperature the sampler draws at (``sampler_temperature``, or ``temperature``)."""
+        return self.temperature if self.sampler_temperature is None else self.sampler_temperature
 
     # -- the arguments of the core functions, from one place -------------------------
     @property
@@ -292,7 +340,8 @@ class GRPOConfig:
         """
         return {"mode": self.agg, "max_len": self.max_new, "eps_low": self.eps_low, "eps_high": self.eps_high,
                 "dual_clip": self.dual_clip, "level": self.ratio_level, "kl_kind": self.kl_kind,
-                "beta": self.beta if self.kl_form == "loss" else 0.0}
+                "beta": self.beta if self.kl_form == "loss" else 0.0, "policy_loss": self.policy_loss,
+                "cispo_cap": self.cispo_cap, "sapo_tau_pos": self.sapo_tau_pos, "sapo_tau_neg": self.sapo_tau_neg}
 
     # -- serialisation ---------------------------------------------------------------
     def to_dict(self) -> dict:

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from grpo_lab import methods
 from grpo_lab.losses import KL_ALIASES, MODES
 from grpo_lab.lm.config import GRPOConfig
+from grpo_lab.lm.handoff_beyond import VERL_POLICY_LOSS, Row, row_policy_loss, row_rollout_is, row_sampler
 
 TRL_VERSION_CHECKED = "1.16.0"
 
@@ -67,16 +68,7 @@ ROLLOUT = "actor_rollout_ref.rollout."
 _NOT_IN_TRL = "TRL's GRPOTrainer"
 
 
-@dataclass(frozen=True)
-class _Row:
-    concept: str            # what the knob means, with the seed's equation
-    ours: dict              # grpo_lab field -> value
-    trl: dict               # TRL GRPOConfig kwarg -> value ({} = nothing to pass)
-    verl: dict              # verl dotted option -> value
-    trl_note: str = ""      # shown in the table when trl is {} or needs a remark
-    verl_note: str = ""
-    trl_error: str = ""     # non-empty: TRL cannot express this setting (to_trl_kwargs raises)
-    verl_error: str = ""
+_Row = Row     # the row type, shared with grpo_lab.lm.handoff_beyond (the rows beyond the lecture notes)
 
 
 def _check(config) -> GRPOConfig:
@@ -109,16 +101,17 @@ def _rows(c: GRPOConfig, num_processes: int = 1) -> list[_Row]:
              trl_note="fixed: sample std (Bessel, ÷ G−1)", verl_note="fixed: sample std (torch.std, ÷ G−1)"),
         _Row("ε added to the std in eq. (1)", {"adv_eps": c.adv_eps}, {}, {},
              trl_note="fixed: 1e-4", verl_note="fixed: 1e-6"),
-        _Row("clip range, low side: ρ ≥ 1 − ε_low (eq. 3)", {"eps_low": c.eps_low},
-             {"epsilon": c.eps_low}, {ACTOR + "clip_ratio_low": c.eps_low, ACTOR + "clip_ratio": c.eps_low}),
-        _Row("clip range, high side: ρ ≤ 1 + ε_high (DAPO clip-higher)", {"eps_high": c.eps_high},
-             {"epsilon_high": eps_high}, {ACTOR + "clip_ratio_high": eps_high},
-             trl_note="None in TRL also means = epsilon; passed explicitly"),
+        *_rows_eps(c, eps_high),
         _row_dual_clip(c),
         _Row("importance ratio level (eq. 4 token / GSPO sequence)", {"ratio_level": c.ratio_level},
              {"importance_sampling_level": c.ratio_level},
-             {ACTOR + "policy_loss.loss_mode": "gspo" if c.ratio_level == "sequence" else "vanilla"}),
+             {ACTOR + "policy_loss.loss_mode": "gspo" if c.ratio_level == "sequence" else "vanilla"}
+             if c.policy_loss == "clip" else {},
+             verl_note="" if c.policy_loss == "clip" else "loss_mode set by the policy-term row"),
         _row_agg(c),
+        row_policy_loss(c),
+        row_rollout_is(c),
+        row_sampler(c),
         *_rows_kl(c),
         _Row("μ: policy updates per batch", {"mu": c.mu}, {"num_iterations": c.mu}, {ACTOR + "ppo_epochs": c.mu}),
         _row_lr(c),
@@ -136,6 +129,18 @@ def _rows(c: GRPOConfig, num_processes: int = 1) -> list[_Row]:
              {"trainer.total_training_steps": c.steps} if c.steps > 0 else {}),
     ]
     return rows
+
+
+def _rows_eps(c: GRPOConfig, eps_high: float) -> list[_Row]:
+    lo, hi = "clip range, low side: ρ ≥ 1 − ε_low (eq. 3)", "clip range, high side: ρ ≤ 1 + ε_high (DAPO clip-higher)"
+    if c.policy_loss == "cispo":          # CISPO has a cap on the weight instead (policy-term row)
+        note = "unused by CISPO: its cap is in the policy-term row"
+        return [_Row(lo, {"eps_low": c.eps_low}, {}, {}, trl_note=note, verl_note=note),
+                _Row(hi, {"eps_high": c.eps_high}, {}, {}, trl_note=note, verl_note=note)]
+    return [_Row(lo, {"eps_low": c.eps_low}, {"epsilon": c.eps_low},
+                 {ACTOR + "clip_ratio_low": c.eps_low, ACTOR + "clip_ratio": c.eps_low}),
+            _Row(hi, {"eps_high": c.eps_high}, {"epsilon_high": eps_high}, {ACTOR + "clip_ratio_high": eps_high},
+                 trl_note="None in TRL also means = epsilon; passed explicitly")]
 
 
 def _row_lr(c: GRPOConfig) -> _Row:
@@ -195,6 +200,8 @@ def _row_agg(c: GRPOConfig) -> _Row:
     concept = "aggregation over tokens (eq. 6 / eq. 7 / Dr. GRPO constant)"
     ours = {"agg": c.agg}
     verl = {ACTOR + "loss_agg_mode": VERL_LOSS_AGG[c.agg]}
+    if c.policy_loss != "clip":
+        return _Row(concept, ours, {}, verl, trl_note="loss_type set by the policy-term row")
     if c.agg not in TRL_LOSS_TYPE:
         return _Row(concept, ours, {}, verl,
                     trl_error=f"agg={c.agg!r} (per-sequence token sums, no normaliser) has no TRL loss_type")
@@ -456,4 +463,4 @@ def differences_table():
 
 __all__ = ["to_trl_kwargs", "to_verl_overrides", "verl_command_line", "mapping_table", "differences_table",
            "DIFFERENCES", "Difference", "TRL_LOSS_TYPE", "VERL_LOSS_AGG", "VERL_KL_TYPE", "TRL_VERSION_CHECKED",
-           "VERL_VERSION_CHECKED"]
+           "VERL_VERSION_CHECKED", "VERL_POLICY_LOSS", "Row"]

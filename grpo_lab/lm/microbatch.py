@@ -33,6 +33,7 @@ import torch
 
 from grpo_lab import _checks
 from grpo_lab.losses import grpo_loss, resolve_mode
+from grpo_lab.lm import mismatch
 from grpo_lab.lm.guard import check_finite, guarded_step
 from grpo_lab.lm.rollout import Rollout, token_logp
 
@@ -115,7 +116,8 @@ def accumulate(policy, batch: Rollout, chunks, adv, old_logp, ref_logp, cfg, *, 
             # Step 4: ρ_{i,t} = exp(logp − old_logp), eq. (4); ℓ_{i,t} = min(ρÂ, clip(ρ)Â), eq. (3), the same
             #         sequence-level Â_i on every token of response i
             # Step 5: aggregate — eq. (6), eq. (7) or Dr. GRPO's 1/C;  Step 6: + β·KL per token (k3, eq. 5)
-            out = grpo_loss(tl.logp, old, adv[rows], sub.mask, ref_logp=ref, **{**cfg.loss_kwargs(), "beta": beta})
+            out = grpo_loss(tl.logp, old, adv[rows], sub.mask, ref_logp=ref,
+                             is_weight=mismatch.weights(cfg, old, sub), **{**cfg.loss_kwargs(), "beta": beta})
             w = chunk_weight(sub.mask, batch.mask, cfg.agg)
         guard(f"the loss is {float(out.loss.detach())} (the update was skipped)", out.loss.detach())
         with timer("backward"):
@@ -181,7 +183,8 @@ def learn(trainer, batch: Rollout, rewards_t, chunks, timer) -> dict:
     return {"kl": first["kl"], "loss": first["loss"], "pg_loss": first["pg_loss"],
             "clip_frac_low": float(np.mean(lows)), "clip_frac_high": float(np.mean(highs)), "ratio_max": rmax,
             "grad_norm": float(np.mean(gnorms)), "entropy": float((ent * batch.mask).sum() / batch.mask.sum()),
-            "adv_abs_mean": float(adv.abs().mean())}
+            "adv_abs_mean": float(adv.abs().mean()),
+            **mismatch.metrics(cfg, old_logp, batch, mismatch.weights(cfg, old_logp, batch))}
 
 
 __all__ = ["group_chunks", "one_chunk", "rows_of", "chunk_weight", "logp_no_grad", "accumulate", "learn"]

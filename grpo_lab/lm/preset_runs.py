@@ -12,7 +12,7 @@ import pandas as pd
 
 from grpo_lab import _checks, methods
 
-RUN_PRESETS = methods.PRESETS         # grpo, dr_grpo, dapo, gspo
+RUN_PRESETS = tuple(p for p in methods.PRESETS if p in methods.LECTURE)   # grpo, dr_grpo, dapo, gspo
 RUNS_FILE = "family_runs.csv"
 # the metric columns kept in the cached file (see grpo_lab.lm.trainer.METRICS for their meaning)
 RUN_COLUMNS = ("step", "reward_mean", "acc", "acc_L1", "acc_L2", "frac_all_correct", "frac_all_wrong",

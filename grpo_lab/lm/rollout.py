@@ -53,6 +53,8 @@ class Rollout:
     mask: Tensor            # (B, T) float 1 for response tokens (EOS included)
     lengths: Tensor         # (B,) |y_i| = mask.sum(-1)
     truncated: Tensor       # (B,) bool: reached max_new without EOS
+    sampler_logp: Tensor | None = None   # (B, T) log-probs of the drawn tokens under the sampler (0 on padding;
+    #                                      None for greedy sampling): what a trainer compares its own against
 
     @property
     def B(self) -> int:
@@ -67,7 +69,8 @@ class Rollout:
         keep = torch.as_tensor(keep, dtype=torch.long, device=self.prompt_ids.device)
         rows = (keep[:, None] * self.G + torch.arange(self.G, device=keep.device)).reshape(-1)
         return Rollout(self.prompt_ids[keep], self.prompt_mask[keep], self.G, self.response_ids[rows],
-                       self.mask[rows], self.lengths[rows], self.truncated[rows])
+                       self.mask[rows], self.lengths[rows], self.truncated[rows],
+                       None if self.sampler_logp is None else self.sampler_logp[rows])
 
     @staticmethod
     def concat(parts: list["Rollout"], pad_id: int) -> "Rollout":
@@ -88,7 +91,9 @@ class Rollout:
                        torch.cat([lpad(p.prompt_mask, Lp, 0) for p in parts]), G,
                        torch.cat([rpad(p.response_ids, T, pad_id) for p in parts]),
                        torch.cat([rpad(p.mask, T, 0.0) for p in parts]),
-                       torch.cat([p.lengths for p in parts]), torch.cat([p.truncated for p in parts]))
+                       torch.cat([p.lengths for p in parts]), torch.cat([p.truncated for p in parts]),
+                       None if any(p.sampler_logp is None for p in parts) else
+                       torch.cat([rpad(p.sampler_logp, T, 0.0) for p in parts]))
 
 
 # ---------------------------------------------------------------------------------
@@ -203,7 +208,8 @@ def sample(model, prompt_ids: Tensor, prompt_mask: Tensor, *, G: int, max_new: i
         ro = _sample(model, prompt_ids, prompt_mask, G, max_new, temperature, eos_id, pad_id, generator, amp)
     # tensors made under inference_mode cannot enter an autograd graph: copy them out
     return Rollout(*(x.clone() if isinstance(x, Tensor) else x for x in
-                     (ro.prompt_ids, ro.prompt_mask, ro.G, ro.response_ids, ro.mask, ro.lengths, ro.truncated)))
+                     (ro.prompt_ids, ro.prompt_mask, ro.G, ro.response_ids, ro.mask, ro.lengths, ro.truncated,
+                      ro.sampler_logp)))
 
 
 def _sample(model, prompt_ids, prompt_mask, G, max_new, temperature, eos_id, pad_id, generator, amp):
@@ -220,12 +226,16 @@ def _sample(model, prompt_ids, prompt_mask, G, max_new, temperature, eos_id, pad
     attn = prompt_mask.repeat_interleave(G, dim=0) if padded else None         # (B, Lp)
     pos = prompt_mask.sum(-1).repeat_interleave(G, dim=0)[:, None]             # (B, 1) next position
     tokens = torch.full((B, max_new), pad_id, dtype=torch.long, device=dev)    # (B, max_new)
+    slogp = torch.zeros((B, max_new), dtype=torch.float32, device=dev)         # (B, max_new) the sampler's log π
     done = torch.zeros(B, dtype=torch.bool, device=dev)
     T = max_new
     for t in range(max_new):
         tok = _draw(logits, temperature, generator)
         tok = torch.where(done, torch.full_like(tok, pad_id), tok)
         tokens[:, t] = tok
+        if temperature > 0:   # kept while sampling, as vLLM returns them: log softmax(logits/τ) of the drawn token
+            lp = (logits.float() / temperature).log_softmax(-1).gather(-1, tok[:, None]).squeeze(-1)
+            slogp[:, t] = torch.where(done, torch.zeros_like(lp), lp)
         done |= tok == eos_id
         if bool(done.all()):
             T = t + 1
@@ -244,7 +254,8 @@ def _sample(model, prompt_ids, prompt_mask, G, max_new, temperature, eos_id, pad
     first = torch.where(has_eos, is_eos.float().argmax(-1), torch.full_like(has_eos, T, dtype=torch.long))
     lengths = torch.where(has_eos, first + 1, torch.full_like(first, T))       # (B,) EOS counted
     mask = (torch.arange(T, device=dev)[None, :] < lengths[:, None]).float()   # (B, T)
-    return Rollout(prompt_ids, prompt_mask, G, tokens, mask, lengths, ~has_eos)
+    return Rollout(prompt_ids, prompt_mask, G, tokens, mask, lengths, ~has_eos,
+                   slogp[:, :T] * mask if temperature > 0 else None)
 
 
 # ---------------------------------------------------------------------------------

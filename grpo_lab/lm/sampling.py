@@ -94,7 +94,7 @@ def sample_step(policy, tok, task, cfg, rng, gen, timer, device, amp: bool) -> S
         ids, pmask = encode_prompts(tok, problems, device)
         policy.eval()
         with timer("sample"):
-            ro = sample(policy, ids, pmask, G=G, max_new=cfg.max_new, temperature=cfg.temperature,
+            ro = sample(policy, ids, pmask, G=G, max_new=cfg.max_new, temperature=cfg.sample_temperature,
                         eos_id=tok.eos_token_id, pad_id=tok.pad_token_id, generator=gen, amp=amp)
         policy.train()
         with timer("score"):

@@ -47,7 +47,7 @@ import pandas as pd
 import torch
 
 from grpo_lab.lm import checkpoint as ckpt
-from grpo_lab.lm import lora, microbatch, pretrained, runfolder
+from grpo_lab.lm import lora, microbatch, mismatch, pretrained, runfolder
 from grpo_lab.lm.chat_tasks import task_for
 from grpo_lab.lm.config import GRPOConfig
 from grpo_lab.lm.evaluation import evaluate
@@ -189,7 +189,7 @@ class Trainer:
             self.policy = lora.wrap(self.policy, cfg).to(self.device).train()
         if cfg.gradient_checkpointing:
             enable_checkpointing(self.policy)
-        self._sampler = Bf16Sampler(self.policy) if self.amp == "always" else None
+        self._sampler = Bf16Sampler(self.policy) if self.amp == "always" or cfg.sampler_bf16 else None
         if self.need_ref and self.ref is None:
             if resumed:   # never a copy of the (not warm-started) policy: that would be a random π_ref
                 ref = self.out / "ref"
@@ -238,7 +238,7 @@ class Trainer:
         self.last_adv = np.zeros(0)
         if batch is None:   # dynamic sampling found no informative group: nothing to learn from
             row.update(kl=float("nan"), loss=0.0, pg_loss=0.0, clip_frac_low=0.0, clip_frac_high=0.0,
-                       ratio_max=1.0, entropy=float("nan"), adv_abs_mean=0.0, grad_norm=0.0)
+                       ratio_max=1.0, entropy=float("nan"), adv_abs_mean=0.0, grad_norm=0.0, **mismatch.empty())
         else:
             row.update(self.learn(batch, rewards, timer))
         self.last_samples = drawn.samples_frame(P, G, self.last_adv)

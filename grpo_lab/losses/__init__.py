@@ -17,6 +17,11 @@ recipe (seed 000 §5):
 :func:`token_grad_weights`             ∂loss/∂log π(o_{i,t}) for every token, by autograd
 =====================================  ===============================================
 
+Beyond the lecture notes (:mod:`grpo_lab.losses.beyond`): CISPO, SAPO and GMPO as
+``grpo_loss(policy_loss=...)``, their per-token pieces (:func:`cispo_weight`,
+:func:`sapo_gate`), and the sampler/trainer correction (:func:`rollout_is_weights` for
+TIS/MIS; :func:`mismatch_stats` in :mod:`grpo_lab.losses.tools`).
+
 Sign convention. The seed writes an *objective* to maximise,
 ℓ = min(ρ·Â, clip(ρ, 1−ε, 1+ε)·Â) (eq. 3). This module returns *losses* to minimise, i.e.
 −ℓ, because that is what an optimiser and the LM trainer consume. Consequently a token of a
@@ -51,10 +56,12 @@ Conventions of other libraries (described, not copied):
   ``num_iterations=1``) old_logp equals logp numerically, ρ ≡ 1 and clipping never fires;
   only the gradient of ρ survives (see :func:`token_grad_weights`).
 """
+from grpo_lab.losses.beyond import (POLICY_LOSSES, ROLLOUT_IS_MODES, check_policy_loss, cispo_weight,  # noqa: F401
+                                    rollout_is_weights, sapo_gate)
 from grpo_lab.losses.checks import (KL_ALIASES, KL_KINDS, LEVELS, MODE_ALIASES, MODES, resolve_kind,  # noqa: F401
                                     resolve_mode)
 from grpo_lab.losses.core import (K3_LOG_RATIO_BOUND, LOG_RATIO_MARGIN, LossOutput, aggregate,  # noqa: F401
                                   broadcast_adv, grpo_loss, kl_penalty, policy_loss_per_token, sequence_ratio,
                                   token_ratio)
-from grpo_lab.losses.tools import (kl_shaped_rewards, surrogate_curve, token_grad_weights,  # noqa: F401
-                                   token_weights, zero_grad_intervals)
+from grpo_lab.losses.tools import (kl_shaped_rewards, mismatch_stats, surrogate_curve,  # noqa: F401
+                                   token_grad_weights, token_weights, zero_grad_intervals)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, fields
 import torch
 
 from grpo_lab import _checks
+from grpo_lab.losses import beyond
 from grpo_lab.losses.checks import (KL_ALIASES, KL_KINDS, LEVELS, MODE_ALIASES, MODES, _as_tensor,  # noqa: F401
                                    _check_2d, _check_adv, _check_dual_clip, _check_eps, _check_finite_where,
                                    _check_mask, _float_tensor, resolve_kind, resolve_mode)
@@ -116,10 +117,16 @@ class _Clipped:
     low: Tensor         # (B, T) bool: Â < 0 and ρ < 1 − ε_low (clipped, zero gradient)
     high: Tensor        # (B, T) bool: Â > 0 and ρ > 1 + ε_high (clipped, zero gradient)
     dual: Tensor        # (B, T) bool: Â < 0 and the dual clip bound is active (zero gradient)
+    zero_grad: Tensor | None = None   # (B, T) bool: the zero-gradient tokens when not low | high | dual (CISPO, SAPO)
 
 
-def _check_policy_inputs(logp, old_logp, adv, mask, eps_low, eps_high, dual_clip, level):
-    """Validate once; returns (logp, old_logp, adv, mask as float, eps_low, eps_high, dual_clip, level)."""
+def _check_policy_inputs(logp, old_logp, adv, mask, eps_low, eps_high, dual_clip, level, policy=None):
+    """Validate once; returns (logp, old_logp, adv, mask as float, eps_low, eps_high, dual_clip, level, policy).
+
+    ``policy`` is a dict of :func:`grpo_lab.losses.beyond.check_policy_loss`'s arguments (None: the
+    clipped loss of eq. 3); it comes back as the validated tuple (policy_loss, cap, τ_pos, τ_neg).
+    """
+    policy = beyond.check_policy_loss(**(policy or {}), level=level, dual_clip=dual_clip)
     logp = _check_2d("logp", logp)
     old_logp = _check_2d("old_logp", old_logp, like=logp)
     m = _check_mask(mask, logp.shape, logp)
@@ -131,7 +138,7 @@ def _check_policy_inputs(logp, old_logp, adv, mask, eps_low, eps_high, dual_clip
     _check_finite_where("old_logp", old_logp, m)
     # π_θold and Â are constants of the objective: ρ's gradient comes from logp alone, even
     # when the caller passes tensors that carry a graph (e.g. old_logp is logp itself)
-    return logp, old_logp.detach(), a.detach(), m, eps_low, eps_high, dual_clip, level
+    return logp, old_logp.detach(), a.detach(), m, eps_low, eps_high, dual_clip, level, policy
 
 
 def _clip_log_ratio(log_ratio: Tensor, a: Tensor, eps_high: float, dual_clip: float | None) -> Tensor:
@@ -150,9 +157,12 @@ def _clip_log_ratio(log_ratio: Tensor, a: Tensor, eps_high: float, dual_clip: fl
     return torch.where(log_ratio > bound, bound.expand_as(log_ratio).to(log_ratio.dtype), log_ratio)
 
 
-def _clipped(logp, old_logp, a, m, eps_low, eps_high, dual_clip, level) -> _Clipped:
-    """The clipped term on validated inputs (see :func:`policy_loss_per_token`)."""
+def _clipped(logp, old_logp, a, m, eps_low, eps_high, dual_clip, level, policy=("clip",)) -> _Clipped:
+    """The clipped term on validated inputs (see :func:`policy_loss_per_token`); the 2025 losses
+    of :mod:`grpo_lab.losses.beyond` when ``policy[0]`` is not ``"clip"``."""
     lr = _log_ratio(logp, old_logp, m)                                   # (B, T) log ρ_{i,t}
+    if policy[0] != "clip":
+        return _beyond(lr, logp, a, m, eps_low, eps_high, policy)
     if level == "token":
         ratio = torch.exp(_clip_log_ratio(lr, a, eps_high, dual_clip))   # (B, T) ρ_{i,t}, eq. (4)
         reported = torch.exp(lr.detach())                                # the true ρ (may be inf)
@@ -179,6 +189,22 @@ def _clipped(logp, old_logp, a, m, eps_low, eps_high, dual_clip, level) -> _Clip
     low = valid & (A < 0) & (r < 1.0 - eps_low)
     high = valid & (A > 0) & (r > 1.0 + eps_high)
     return _Clipped(loss, r, low, high, dual & valid)
+
+
+def _beyond(lr, logp, a, m, eps_low, eps_high, policy) -> _Clipped:
+    """CISPO / SAPO / GMPO (:mod:`grpo_lab.losses.beyond`) as a :class:`_Clipped`."""
+    name, cap, tau_pos, tau_neg = policy
+    valid = m > 0
+    A = torch.where(valid, a[:, None].expand_as(lr), torch.zeros_like(lr))   # (B, T) Â_i on every token
+    none = torch.zeros_like(valid)
+    if name == "cispo":      # a capped token keeps its gradient: "high" counts capped weights, none is zero-grad
+        loss, ratio, capped = beyond.cispo_terms(lr, logp, A, valid, cap)
+        return _Clipped(loss, ratio, none, capped, none, zero_grad=none)
+    if name == "sapo":       # a soft gate: no token is ever cut off
+        loss, ratio = beyond.sapo_terms(lr, A, valid, tau_pos, tau_neg)
+        return _Clipped(loss, ratio, none, none, none, zero_grad=none)
+    loss, ratio, low, high = beyond.gmpo_terms(lr, A, m, eps_low, eps_high)
+    return _Clipped(loss, ratio, low, high, none)
 
 
 def policy_loss_per_token(logp, old_logp, adv, mask, *, eps_low=0.2, eps_high=None,
@@ -362,7 +388,8 @@ class LossOutput:
 
 def grpo_loss(logp, old_logp, adv, mask, *, ref_logp=None, beta=0.0, kl_kind="k3",
               mode="seq-mean-token-mean", max_len=None, eps_low=0.2, eps_high=None,
-              dual_clip=None, level="token") -> LossOutput:
+              dual_clip=None, level="token", policy_loss="clip", cispo_cap=5.0, sapo_tau_pos=1.0,
+              sapo_tau_neg=1.05, is_weight=None) -> LossOutput:
     """Eq. (2) as a loss: aggregate(−ℓ_{i,t} + β·KL_{i,t}, mode) plus diagnostics.
 
     This is KL-in-loss (seed 000 §3 form 1): the per-token KL estimate (``kl_kind``, k3 by
@@ -371,8 +398,19 @@ def grpo_loss(logp, old_logp, adv, mask, *, ref_logp=None, beta=0.0, kl_kind="k3
     :func:`kl_shaped_rewards` on the rewards and call this with ``beta=0``.
     ``ref_logp`` (B, T) is required when beta > 0. Arguments otherwise as in
     :func:`policy_loss_per_token` and :func:`aggregate`.
+
+    Beyond the lecture notes (:mod:`grpo_lab.losses.beyond`): ``policy_loss`` picks the
+    per-token term — ``"clip"`` (eq. 3), ``"cispo"`` (weight capped at ``cispo_cap``,
+    detached), ``"sapo"`` (soft gate with ``sapo_tau_pos`` / ``sapo_tau_neg``), ``"gmpo"``
+    (geometric mean, ε as log-space bounds). ``is_weight`` (B, T), e.g. from
+    :func:`~grpo_lab.losses.beyond.rollout_is_weights` (TIS/MIS), multiplies each token's
+    policy term before the KL is added; it is treated as a constant. For CISPO,
+    ``clip_frac_high`` counts capped weights (their tokens still have a gradient) and
+    ``clipped`` is all False; for SAPO both are 0/False.
     """
-    args = _check_policy_inputs(logp, old_logp, adv, mask, eps_low, eps_high, dual_clip, level)
+    args = _check_policy_inputs(logp, old_logp, adv, mask, eps_low, eps_high, dual_clip, level,
+                                dict(policy_loss=policy_loss, cispo_cap=cispo_cap, sapo_tau_pos=sapo_tau_pos,
+                                     sapo_tau_neg=sapo_tau_neg))
     logp_t, m = args[0], args[3]
     beta = _checks.in_range("beta", beta, 0.0)
     mode = resolve_mode(mode)
@@ -388,10 +426,15 @@ def grpo_loss(logp, old_logp, adv, mask, *, ref_logp=None, beta=0.0, kl_kind="k3
         kl_tok = torch.zeros_like(c.loss)
     else:
         kl_tok = _kl(logp_t, ref_logp, kl_kind, m)                       # (B, T) 0 on padding
-    per_token = c.loss + beta * kl_tok if beta > 0 else c.loss           # (B, T)
+    pg_tok = c.loss
+    if is_weight is not None:                                            # TIS / MIS: π_θold/π_sampler
+        w = _check_2d("is_weight", is_weight, like=logp_t).detach()
+        _check_finite_where("is_weight", w, m)
+        pg_tok = torch.where(m > 0, c.loss * w, torch.zeros_like(c.loss))
+    per_token = pg_tok + beta * kl_tok if beta > 0 else pg_tok           # (B, T)
     loss = _aggregate(per_token, m, mode, C)
     with torch.no_grad():
-        pg = _aggregate(c.loss, m, mode, C)
+        pg = _aggregate(pg_tok, m, mode, C)
         kl = _aggregate(kl_tok, m, mode, C)
         valid = m > 0
         n = valid.sum().clamp(min=1).to(logp_t.dtype)
@@ -404,5 +447,6 @@ def grpo_loss(logp, old_logp, adv, mask, *, ref_logp=None, beta=0.0, kl_kind="k3
             ratio_mean=r.mean() if r.numel() else one,
             ratio_min=r.min() if r.numel() else one,
             ratio_max=r.max() if r.numel() else one,
-            per_token=per_token.detach(), ratio=c.ratio.detach(), clipped=c.low | c.high | c.dual)
+            per_token=per_token.detach(), ratio=c.ratio.detach(),
+            clipped=c.low | c.high | c.dual if c.zero_grad is None else c.zero_grad)
     return out

@@ -10,6 +10,7 @@ from __future__ import annotations
 import torch
 
 from grpo_lab import _checks
+from grpo_lab.losses.beyond import _rollout_inputs
 from grpo_lab.losses.checks import _as_tensor, _check_2d, _check_dual_clip, _check_eps, _check_mask, _float_tensor
 from grpo_lab.losses.core import _lengths, aggregate, grpo_loss, kl_penalty, policy_loss_per_token
 
@@ -120,3 +121,29 @@ def zero_grad_intervals(adv, *, eps_low=0.2, eps_high=None, dual_clip=None) -> l
             out.append((c, float("inf")))
         return out
     return [(0.0, float("inf"))]
+
+
+# ---------------------------------------------------------------------------------
+# Beyond the lecture notes: how far the sampler is from the trainer (notebook 09)
+# ---------------------------------------------------------------------------------
+def mismatch_stats(logp, sampler_logp, mask, *, eps_low=0.2, eps_high=None) -> dict[str, float]:
+    """How far the sampler is from the trainer on the sampled tokens (floats; NaN without a valid token).
+
+    With d = log π_train − log π_sampler per token: ``abs_logp`` mean |d|; ``kl`` the k3
+    estimate of KL(π_sampler‖π_train) from tokens drawn by the sampler (eq. 5 of lecture
+    notes 000 with u = π_train/π_sampler, computed by :func:`grpo_lab.losses.kl_penalty`);
+    ``ratio_max`` / ``ratio_min`` the extreme token ratios π_train/π_sampler; ``clip_frac``
+    the fraction of tokens whose ratio lies outside [1 − ε_low, 1 + ε_high] — what the clip
+    would cut if the sampler's log-probs were used as π_θold.
+    """
+    eps_low, eps_high = _check_eps(eps_low, eps_high)
+    d, m, valid = _rollout_inputs(logp, sampler_logp, mask)
+    if not bool(valid.any()):
+        return dict.fromkeys(("abs_logp", "kl", "ratio_max", "ratio_min", "clip_frac"), float("nan"))
+    dv = d[valid]
+    s = (logp.detach() - d)                                               # sampler log-probs (NaN-cleaned)
+    kl = kl_penalty(s, logp.detach(), "k3", mask=m)[valid]                # u = π_train/π_sampler
+    r = torch.exp(dv)
+    return {"abs_logp": float(dv.abs().mean()), "kl": float(kl.mean()), "ratio_max": float(r.max()),
+            "ratio_min": float(r.min()),
+            "clip_frac": float(((r < 1 - eps_low) | (r > 1 + eps_high)).float().mean())}

@@ -23,14 +23,18 @@ from grpo_lab.viz import register
 from grpo_lab.viz.guide import see
 from grpo_lab.viz.panel import Panel, dropdown, slider
 
-VARIANT_COLORS = {v: methods.colour(v) for v in family.VARIANTS}      # the registry's colours
+VARIANT_COLORS = {v: methods.colour(v) for v in {**family.VARIANTS, **family.BEYOND_VARIANTS}}   # the registry's
 PUSH_UNIT = 1e-3          # bars of the total push are drawn in units of 1e-3
 
 
+# which variants a frozen-batch panel shows: notebook 07's (the lecture notes'), or notebook 09's
+SHOWN = {"lecture": None, "beyond": ("GRPO", "DAPO", *family.BEYOND_VARIANTS)}
+
+
 @functools.lru_cache(maxsize=None)
-def _scores(batch: str) -> family.FamilyScores:
+def _scores(batch: str, shown: str = "lecture") -> family.FamilyScores:
     """Named batches are frozen and scoring is deterministic: score each one once per session."""
-    return family.score_batch(batch)
+    return family.score_batch(batch, SHOWN[shown])
 
 
 def _limits(scores: list[family.FamilyScores]) -> tuple[float, float]:
@@ -80,13 +84,15 @@ class FrozenBatchPanel(Panel):
     def make_controls(self):
         return {"batch": dropdown("frozen batch", list(family.BATCHES), "seed groups")}
 
+    shown = "lecture"     # SHOWN key: the variants this panel scores
+
     def compute(self, batch):
-        return _scores(batch)
+        return _scores(batch, self.shown)
 
     def build(self, fig):
         from matplotlib.collections import PolyCollection
 
-        all_scores = [_scores(b) for b in family.BATCHES]
+        all_scores = [_scores(b, self.shown) for b in family.BATCHES]
         self.adv_lim, self.push_lim = _limits(all_scores)
         first = all_scores[0]
         self.variants = list(first.summary.index)
@@ -186,6 +192,14 @@ class FrozenBatchPanel(Panel):
         """Controls and the batch description above the canvas, the loss/clip table below it."""
         base = super().widget
         return widgets.VBox([base.children[0], self.desc_html, base.children[1], self.info_html])
+
+
+@register("family.frozen_batch_beyond")
+class BeyondBatchPanel(FrozenBatchPanel):
+    """The same panel for notebook 09: GRPO and DAPO beside CISPO, SAPO and GMPO (beyond the lecture notes)."""
+
+    title = "One frozen batch: GRPO and DAPO beside CISPO, SAPO, GMPO (beyond the lecture notes)"
+    shown = "beyond"
 
 
 # ---------------------------------------------------------------------------------

@@ -70,6 +70,14 @@ PANEL_GUIDES = {
         'On policy every row is one flat colour (the broadcast scalar); in the stale batch the token-level variants punch holes at clipped tokens while GSPO blanks whole answers.',
         '同策略时每行是同一种颜色（广播的标量）；在异策略批次中，token 级变体在被裁剪的 token 处打出空洞，GSPO 则整条回答变空。',
     ),
+    "family.frozen_batch_beyond": see(  # BeyondBatchPanel (notebook 09, beyond the lecture notes)
+        "Start on 'seed groups' (on-policy), then pick 'stale (off-policy)'.",
+        "先看 'seed groups'（同策略），再选 'stale (off-policy)'。",
+        'GRPO and DAPO beside CISPO, SAPO and GMPO: lengths, Â_i, each answer\'s total push, and the push on every token.',
+        'GRPO、DAPO 与 CISPO、SAPO、GMPO 并列：长度、Â_i、每条回答的总推力，以及每个 token 的推力。',
+        'On policy the token pushes agree (ρ = 1); in the stale batch CISPO and SAPO leave no holes where GRPO clips, and GMPO moves whole answers.',
+        '同策略时各 token 的推力一致（ρ = 1）；在过时批次中，GRPO 裁剪之处 CISPO 与 SAPO 不留空洞，GMPO 则整条回答一起变化。',
+    ),
     "family.credit": see(  # CreditPanel
         'Drag λ from its start, 0.95, down to 0, then up to 1.',
         '把 λ 从初始值 0.95 拖到 0，再拖到 1。',

@@ -1,0 +1,103 @@
+"""Notebook 09's cached runs (beyond the lecture notes): loading them and comparing conditions with their spread.
+
+``scripts/make_after_runs.py`` writes ``grpo_lab/data/after_runs.csv`` (one row per step, keyed by
+experiment, condition and seed), ``after_runs.json`` (settings, code version), ``after_mismatch.csv``
+(the mismatch of three samplers on the tiny LM, no training) and, when measured,
+``after_mismatch_real.csv`` (SmolLM2-135M). :func:`compare` pairs every condition with a base
+condition seed by seed and gives the mean difference with a 95 % t-interval; :func:`verdicts` turns
+that into sentences that claim a difference only where the interval excludes 0.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+# 97.5 % quantiles of Student's t by degrees of freedom (a 95 % two-sided interval); scipy is not required
+_T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228}
+
+
+def load_runs() -> pd.DataFrame:
+    """The cached runs (one row per step)."""
+    return pd.read_csv(DATA / "after_runs.csv")
+
+
+def load_measurements(real: bool = False) -> pd.DataFrame | None:
+    """The mismatch measurements: the tiny LM's three samplers, or (``real``) SmolLM2-135M's; None if not measured."""
+    path = DATA / ("after_mismatch_real.csv" if real else "after_mismatch.csv")
+    return pd.read_csv(path) if path.exists() else None
+
+
+def settings() -> dict:
+    return json.loads((DATA / "after_runs.json").read_text())
+
+
+def describe_settings(experiment: str) -> str:
+    """One line per condition of ``experiment``: its preset and the overrides it ran with."""
+    meta = settings()
+    lines = [f"{experiment}: base {meta['base']}, code {str(meta.get('git_commit'))[:10]}"]
+    for cond, kw in meta["conditions"][experiment].items():
+        lines.append(f"  {cond}: " + ", ".join(f"{k}={v}" for k, v in kw.items()))
+    return "\n".join(lines)
+
+
+def per_seed(df: pd.DataFrame, column: str, last: int | None = None) -> pd.DataFrame:
+    """condition × seed: ``column`` at the end of each run (its mean over the last ``last`` steps; for a
+    column constant per run, such as the held-out accuracy, ``last=None`` takes that constant)."""
+    if column not in df.columns:
+        raise ValueError(f"column must be one of {list(df.columns)}, got {column!r}")
+    if last is None:
+        return df.groupby(["condition", "seed"])[column].last().unstack()
+    tail = df.sort_values("step").groupby(["condition", "seed"]).tail(last)
+    return tail.groupby(["condition", "seed"])[column].mean().unstack()
+
+
+def final_table(df: pd.DataFrame, columns, last: int = 10) -> pd.DataFrame:
+    """Per condition: mean, min and max over seeds of each column (eval_* as recorded; others over the last steps)."""
+    out = {}
+    for c in columns:
+        t = per_seed(df, c, None if c.startswith("eval_") else last)
+        out[(c, "mean")], out[(c, "min")], out[(c, "max")] = t.mean(1), t.min(1), t.max(1)
+    res = pd.DataFrame(out)
+    res["n seeds"] = df.groupby("condition").seed.nunique()
+    return res
+
+
+def compare(df: pd.DataFrame, column: str, base: str, last: int | None = None) -> pd.DataFrame:
+    """Each condition minus ``base``, paired by seed: n, the two means, the mean difference and its 95 % t-interval."""
+    t = per_seed(df, column, last)
+    if base not in t.index:
+        raise ValueError(f"base must be one of {list(t.index)}, got {base!r}")
+    rows = []
+    for cond in t.index:
+        if cond == base:
+            continue
+        d = (t.loc[cond] - t.loc[base]).dropna()
+        n = len(d)
+        half = _T975.get(n - 1, 1.96) * d.std(ddof=1) / np.sqrt(n) if n > 1 else float("nan")
+        rows.append({"condition": cond, "vs": base, "column": column, "n": n, "base mean": t.loc[base, d.index].mean(),
+                     "mean": t.loc[cond, d.index].mean(), "difference": d.mean(), "ci_low": d.mean() - half,
+                     "ci_high": d.mean() + half})
+    out = pd.DataFrame(rows).set_index("condition")
+    out["detectable"] = (out.ci_low > 0) | (out.ci_high < 0)
+    return out
+
+
+def verdicts(cmp: pd.DataFrame) -> list[str]:
+    """One sentence per row of :func:`compare`: a direction only where the interval excludes 0."""
+    out = []
+    for cond, r in cmp.iterrows():
+        ci = f"{r.difference:+.4f} [{r.ci_low:+.4f}, {r.ci_high:+.4f}] (95 % t-interval, n = {r.n})"
+        if r.detectable:
+            word = "higher" if r.difference > 0 else "lower"
+            out.append(f"{cond}: {r.column} {word} than {r['vs']} by {ci}")
+        else:
+            out.append(f"{cond}: no detectable difference in {r.column} from {r['vs']} at n = {r.n}: {ci}")
+    return out
+
+
+__all__ = ["load_runs", "load_measurements", "settings", "describe_settings", "per_seed", "final_table", "compare",
+           "verdicts"]
