@@ -329,7 +329,7 @@ class NoisePanel(ReadoutPanel):
         ax = self.ax = fig.subplots()
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xlim(self.SIGMA[0], self.SIGMA[-1])
+        ax.set_xlim(self.SIGMA[0] / 3, self.SIGMA[-1] * 3)   # room for the end ticks' labels inside the figure
         ax.set_ylim(1e-9, 5)
         self.l_std = self.dynamic(ax.plot([], [], color=STD_COLOR, lw=2, label="GRPO: (r − mean)/(std + ε)")[0])
         self.l_approx = self.dynamic(ax.plot([], [], color=STD_COLOR, lw=1, ls=":", label="E[σ_R] / (E[σ_R] + ε)")[0])

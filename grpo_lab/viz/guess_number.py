@@ -387,7 +387,7 @@ class MonteCarloPanel(HintEditorMixin, Panel):
         ax.set_xlim(1, N_SAMPLES_MAX)
         ax.set_ylim(1e-3, 2)
         ax.set_xlabel("rollouts per guess n")
-        ax.legend(loc="upper right", fontsize=8)
+        ax.legend(loc="lower left", fontsize=8)          # the error falls from the upper left
         self._view = None
 
     def draw(self, r):
