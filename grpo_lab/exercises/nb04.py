@@ -325,9 +325,11 @@ EXERCISES = (
                  Option("no", Text("no", "否"))),
         correct=lambda: "no" if float(_first_step()[1].abs().max()) > 0 and abs(_first_step()[0]) < 1e-12 else "yes",
         explain=lambda: tr(f"loss = {_first_step()[0]:.1e}, yet ∂loss/∂log π per token = "
-                           f"{np.round(_first_step()[1][:, 0].numpy(), 4).tolist()} (row by row): good answers pushed up, bad ones down.",
+                           f"{np.round(_first_step()[1][:, 0].numpy(), 4).tolist()} (row by row; the push is minus this): "
+                           "good answers (negative ∂loss/∂log π) pushed up, bad ones down.",
                            f"损失 = {_first_step()[0]:.1e}，但每个 token 的 ∂loss/∂log π = "
-                           f"{np.round(_first_step()[1][:, 0].numpy(), 4).tolist()}（逐行）：好回答往上推，坏回答往下压。"),
+                           f"{np.round(_first_step()[1][:, 0].numpy(), 4).tolist()}（逐行；推力是它的相反数）："
+                           "好回答（∂loss/∂log π 为负）往上推，坏回答往下压。"),
     ),
     Implement(
         id="kl.k3", notebook="04", name="k3_grad",
@@ -425,8 +427,10 @@ EXERCISES = (
                         Text("The shaped rewards are no longer all equal: the KL term differs between responses.",
                              "塑形后的奖励不再全部相等：KL 项在回答之间不同。")),
                  Option("tiny", Text("tiny", "很小"),
-                        Text("They would be tiny without ÷ std; eq. (1) rescales any spread, however small, to unit std.",
-                             "如果不除以标准差它们会很小；式 (1) 会把任何差异（无论多小）放大到单位标准差。")),
+                        Text("They would be tiny without ÷ std; eq. (1) rescales any spread well above its ε guard "
+                             "(1e-4 here) to unit std — only a far smaller β (1e-5: std 0.07) leaves them tiny.",
+                             "如果不除以标准差它们会很小；式 (1) 会把任何明显大于其 ε 兜底（这里是 1e-4）的差异放大到"
+                             "单位标准差——只有小得多的 β（1e-5：标准差 0.07）才让它们保持很小。")),
                  Option("unit", Text("unit", "单位大小"))),
         correct=lambda: _placement_key(), explain=lambda: _placement_text(),
     ),
