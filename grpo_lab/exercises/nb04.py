@@ -210,9 +210,24 @@ K3_GRAD_MISTAKES = (
 
 
 @functools.lru_cache(maxsize=None)
+def _credit_runs() -> dict:
+    """G = 2 vs 16, 32 responses a step, 4 seeds, 100 steps (≈ 1 s, cached)."""
+    return {G: credit_emergence.run(credit_emergence.CreditConfig(G=G, seeds=4, steps=100)) for G in (2, 16)}
+
+
 def _credit_steps() -> dict[int, int | None]:
-    """Steps to π(target) ≥ 0.5 at the decisive position, G = 2 vs 16 (32 responses a step; 4 seeds, ≈ 1 s, cached)."""
-    return {G: credit_emergence.run(credit_emergence.CreditConfig(G=G, seeds=4, steps=100)).steps_to(0.5) for G in (2, 16)}
+    """Steps to the seed-mean π(target) ≥ 0.5 at the decisive position, G = 2 vs 16."""
+    return {G: r.steps_to(0.5) for G, r in _credit_runs().items()}
+
+
+def _seed_range(G: int) -> str:
+    """The range of the single seeds' steps to π(target) ≥ 0.5 ('' if a seed never gets there)."""
+    p = _credit_runs()[G].p_key                                          # (steps + 1, S)
+    hits = [np.flatnonzero(p[:, s] >= 0.5) for s in range(p.shape[1])]
+    if any(h.size == 0 for h in hits):
+        return ""
+    first = [int(h[0]) for h in hits]
+    return f" ({min(first)}–{max(first)})"
 
 
 def _credit_key() -> str:
@@ -221,11 +236,12 @@ def _credit_key() -> str:
 
 
 def _credit_text() -> str:
-    st = {G: ("not within 100 steps" if v is None else f"{v} steps") for G, v in _credit_steps().items()}
-    return tr(f"G = 16: {st[16]}; G = 2: {st[2]} (the toy's numbers, 4 seeds). With an unlikely target most pairs are "
+    st = {G: ("not within 100 steps" if v is None else f"{v} steps{_seed_range(G)}") for G, v in _credit_steps().items()}
+    return tr(f"G = 16: {st[16]}; G = 2: {st[2]} (the toy's numbers: when π averaged over 4 seeds reaches 0.5; in brackets, "
+              "the range over the single seeds). With an unlikely target most pairs are "
               "degenerate; a group of 16 usually holds a hit and a miss, so the decisive token gets pushed at once. Credit "
               "for a token emerges across many samples, not inside one response.",
-              f"G = 16：{st[16]}；G = 2：{st[2]}（这个玩具的数字，4 个随机种子）。目标 token 概率低时大多数两两一组是退化组；"
+              f"G = 16：{st[16]}；G = 2：{st[2]}（这个玩具的数字：4 个随机种子平均的 π 达到 0.5 的步数；括号里是单个种子的范围）。目标 token 概率低时大多数两两一组是退化组；"
               "16 条一组通常既有命中也有未命中，所以关键 token 立刻被推动。对某个 token 的功劳是在大量样本之间涌现的，"
               "不是在一条回答内部。")
 
