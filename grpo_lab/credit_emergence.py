@@ -130,7 +130,7 @@ def _run(c: CreditConfig) -> CreditResult:
 
 
 def sweep(group_sizes=(2, 4, 16), temperatures=(0.5, 1.0, 2.0), **overrides) -> dict[tuple[int, float], CreditResult]:
-    """:func:`run` for every (G, τ), the same seeds and the same responses per step."""
+    """:func:`run` for every (G, τ), the same seeds and the same number of responses per step."""
     return {(G, tau): run(CreditConfig(G=G, temperature=tau, **overrides))
             for G in group_sizes for tau in temperatures}
 

@@ -5,15 +5,16 @@ shows it on the smallest toy that has it. A one-token "response" from a softmax 
 K tokens; token k earns reward 1 with a fixed, hidden probability ``q[k]``. One batch of G
 tokens is sampled from π_θold and scored, advantages come from eq. (1), and then ``steps``
 plain gradient steps are taken on :func:`grpo_lab.losses.grpo_loss` with that batch frozen —
-the *inner steps* of eq. (4), once with the clip and once with it effectively off
-(ε_low = 1, ε_high = 1e9).
+the *inner steps*, whose ratio ρ of eq. (4) leaves 1 after the first — once with the clip and
+once with it effectively off (ε_low = 1, ε_high = 1e9).
 
 What is measured at every inner step, exactly (K terms, no sampling):
 
 * ``J``: the true expected reward Σ_k π_θ(k) q[k];
 * ``J_hat``: the batch's importance-weighted estimate of it, mean_i ρ_i r_i with
-  ρ_i = π_θ(o_i)/π_θold(o_i) — unbiased for J(θ) in expectation over batches, but one batch's
-  estimate is only trustworthy while π_θ stays near π_θold;
+  ρ_i = π_θ(o_i)/π_θold(o_i) — unbiased for J(θ) when θ is chosen without looking at the batch;
+  here θ is fitted to this very batch, so once it has moved far the estimate is biased upward
+  and dominated by a few samples: it is only trustworthy while π_θ stays near π_θold;
 * ``kl``: KL(π_θ‖π_θold) and the range of the ratios over the batch.
 
 Plain SGD (not Adam), so the step size is the same in both runs; the numbers are this toy's.

@@ -210,9 +210,24 @@ K3_GRAD_MISTAKES = (
 
 
 @functools.lru_cache(maxsize=None)
+def _credit_runs() -> dict:
+    """G = 2 vs 16, 32 responses a step, 4 seeds, 100 steps (≈ 1 s, cached)."""
+    return {G: credit_emergence.run(credit_emergence.CreditConfig(G=G, seeds=4, steps=100)) for G in (2, 16)}
+
+
 def _credit_steps() -> dict[int, int | None]:
-    """Steps to π(target) ≥ 0.5 at the decisive position, G = 2 vs 16 (32 responses a step; 4 seeds, ≈ 1 s, cached)."""
-    return {G: credit_emergence.run(credit_emergence.CreditConfig(G=G, seeds=4, steps=100)).steps_to(0.5) for G in (2, 16)}
+    """Steps to the seed-mean π(target) ≥ 0.5 at the decisive position, G = 2 vs 16."""
+    return {G: r.steps_to(0.5) for G, r in _credit_runs().items()}
+
+
+def _seed_range(G: int) -> str:
+    """The range of the single seeds' steps to π(target) ≥ 0.5 ('' if a seed never gets there)."""
+    p = _credit_runs()[G].p_key                                          # (steps + 1, S)
+    hits = [np.flatnonzero(p[:, s] >= 0.5) for s in range(p.shape[1])]
+    if any(h.size == 0 for h in hits):
+        return ""
+    first = [int(h[0]) for h in hits]
+    return f" ({min(first)}–{max(first)})"
 
 
 def _credit_key() -> str:
@@ -221,11 +236,12 @@ def _credit_key() -> str:
 
 
 def _credit_text() -> str:
-    st = {G: ("not within 100 steps" if v is None else f"{v} steps") for G, v in _credit_steps().items()}
-    return tr(f"G = 16: {st[16]}; G = 2: {st[2]} (the toy's numbers, 4 seeds). With an unlikely target most pairs are "
+    st = {G: ("not within 100 steps" if v is None else f"{v} steps{_seed_range(G)}") for G, v in _credit_steps().items()}
+    return tr(f"G = 16: {st[16]}; G = 2: {st[2]} (the toy's numbers: when π averaged over 4 seeds reaches 0.5; in brackets, "
+              "the range over the single seeds). With an unlikely target most pairs are "
               "degenerate; a group of 16 usually holds a hit and a miss, so the decisive token gets pushed at once. Credit "
               "for a token emerges across many samples, not inside one response.",
-              f"G = 16：{st[16]}；G = 2：{st[2]}（这个玩具的数字，4 个随机种子）。目标 token 概率低时大多数两两一组是退化组；"
+              f"G = 16：{st[16]}；G = 2：{st[2]}（这个玩具的数字：4 个随机种子平均的 π 达到 0.5 的步数；括号里是单个种子的范围）。目标 token 概率低时大多数两两一组是退化组；"
               "16 条一组通常既有命中也有未命中，所以关键 token 立刻被推动。对某个 token 的功劳是在大量样本之间涌现的，"
               "不是在一条回答内部。")
 
@@ -325,9 +341,11 @@ EXERCISES = (
                  Option("no", Text("no", "否"))),
         correct=lambda: "no" if float(_first_step()[1].abs().max()) > 0 and abs(_first_step()[0]) < 1e-12 else "yes",
         explain=lambda: tr(f"loss = {_first_step()[0]:.1e}, yet ∂loss/∂log π per token = "
-                           f"{np.round(_first_step()[1][:, 0].numpy(), 4).tolist()} (row by row): good answers pushed up, bad ones down.",
+                           f"{np.round(_first_step()[1][:, 0].numpy(), 4).tolist()} (row by row; the push is minus this): "
+                           "good answers (negative ∂loss/∂log π) pushed up, bad ones down.",
                            f"损失 = {_first_step()[0]:.1e}，但每个 token 的 ∂loss/∂log π = "
-                           f"{np.round(_first_step()[1][:, 0].numpy(), 4).tolist()}（逐行）：好回答往上推，坏回答往下压。"),
+                           f"{np.round(_first_step()[1][:, 0].numpy(), 4).tolist()}（逐行；推力是它的相反数）："
+                           "好回答（∂loss/∂log π 为负）往上推，坏回答往下压。"),
     ),
     Implement(
         id="kl.k3", notebook="04", name="k3_grad",
@@ -425,8 +443,10 @@ EXERCISES = (
                         Text("The shaped rewards are no longer all equal: the KL term differs between responses.",
                              "塑形后的奖励不再全部相等：KL 项在回答之间不同。")),
                  Option("tiny", Text("tiny", "很小"),
-                        Text("They would be tiny without ÷ std; eq. (1) rescales any spread, however small, to unit std.",
-                             "如果不除以标准差它们会很小；式 (1) 会把任何差异（无论多小）放大到单位标准差。")),
+                        Text("They would be tiny without ÷ std; eq. (1) rescales any spread well above its ε guard "
+                             "(1e-4 here) to unit std — only a far smaller β (1e-5: std 0.07) leaves them tiny.",
+                             "如果不除以标准差它们会很小；式 (1) 会把任何明显大于其 ε 兜底（这里是 1e-4）的差异放大到"
+                             "单位标准差——只有小得多的 β（1e-5：标准差 0.07）才让它们保持很小。")),
                  Option("unit", Text("unit", "单位大小"))),
         correct=lambda: _placement_key(), explain=lambda: _placement_text(),
     ),

@@ -155,8 +155,9 @@ EXERCISES = (
                                              "the real tokens, Σ|y_i| = 12.",
                                              "你除以了 B·T = 18，把 6 个 padding 位置也数进去了。式 (7) 除以真实 token 数 Σ|y_i| = 12。"),
                      lambda: [1 / 18, 1 / 18])),
-        explain=lambda: tr("Every token weighs the same, so the 9-token response carries 3× the total push of the 3-token one.",
-                           "每个 token 等权，所以 9 个 token 的回答获得的总推力是 3 个 token 的 3 倍。"),
+        explain=lambda: tr("Every token weighs the same, so the 9-token response carries 3× the total coefficient of the "
+                           "3-token one (3× the total push when the two have the same |Â|).",
+                           "每个 token 等权，所以 9 个 token 的回答的总系数是 3 个 token 的 3 倍（两者 |Â| 相同时，总推力也是 3 倍）。"),
     ),
     Implement(
         id="agg.seq_mean", notebook="05", name="seq_mean",

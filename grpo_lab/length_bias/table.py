@@ -41,7 +41,7 @@ def summary_numbers(lengths=TABLE_EXAMPLE["lengths"], rewards=TABLE_EXAMPLE["rew
     longest = int(np.argmax(L))
     out = {"example": {"lengths": L, "adv": adv, "G": int(L.size), "total_tokens": int(L.sum()),
                        "short_wrong_len": int(L[short]), "long_wrong_len": int(L[long_])},
-           "steps": int(drift["grpo"].config.steps)}
+           "steps": int(drift["grpo"].config.steps), "seeds": int(np.size(drift["grpo"].wrong_change))}
     for key, k, scheme in (("seq", 0, "grpo"), ("batch", 1, "dapo")):
         w = gw.per_token[k]                                              # (G,) ∂loss/∂log π per token
         mass = np.abs(gw.total[k])                                       # (G,)
@@ -82,11 +82,12 @@ def summary_table(lengths=TABLE_EXAMPLE["lengths"], rewards=TABLE_EXAMPLE["rewar
             f"diluted: per token ×{s['per_token_long_over_short']:.2f} (= {short}/{long_})",
             f"∝ token count: total ×{b['total_long_over_short']:.2f} (= {long_}/{short})"),
         "副作用 side effect": (
-            f"length bias: wrong answers {s['wrong_drift']:+.1f} tokens in {n['steps']} steps",
+            f"length bias: wrong answers {s['wrong_drift']:+.1f} tokens in {n['steps']} steps (mean of {n['seeds']} seeds)",
             f"long answers dominate: longest carries {100 * b['longest_share']:.0f}% of the push "
             f"(seq-mean: {100 * s['longest_share']:.0f}%)"),
         "修复倾向 fix": (
             f"— (GSPO's sequence ratio keeps it: {n['gspo_wrong_drift']:+.1f})",
-            f"DAPO's direction: {b['wrong_drift']:+.1f}; Dr. GRPO 1/C: {n['dr_grpo_wrong_drift']:+.1f}"),
+            f"DAPO's direction: {b['wrong_drift']:+.1f}; Dr. GRPO 1/C: {n['dr_grpo_wrong_drift']:+.1f} "
+            f"(means of {n['seeds']} seeds)"),
     }
     return pd.DataFrame.from_dict(rows, orient="index", columns=["序列平均 seq-mean, eq. (6)", "批次平均 token-mean, eq. (7)"])

@@ -12,7 +12,7 @@ CREDIT_WHAT_TO_SEE = see(
     "Nothing to move: read the three panels from low to high temperature.",
     "不用动任何控件：从低温到高温依次读三个面板。",
     "Solid lines: π(decisive token) at the position that decides the reward; dotted: the same token at the "
-    "filler positions. One colour per group size G, the same responses per step for every G.",
+    "filler positions. One colour per group size G, the same number of responses (32) per step for every G.",
     "实线：决定奖励的位置上关键 token 的概率；点线：同一个 token 在无关位置上的概率。每种颜色一个组大小 G，各 G 每步的回答数相同。",
     "Every token of a rewarded response got the same Â, yet only the decisive token rises: its credit emerges "
     "across many groups. Small G at low temperature (few informative groups) barely learns.",

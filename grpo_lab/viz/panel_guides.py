@@ -131,8 +131,8 @@ PANEL_GUIDES = {
         '把两条错误回答的长度设为 4 和 24（|y3|、|y4|）。',
         'Left: the push per token; right: the total push per response, for each aggregation.',
         '左：每个 token 的推力；右：每条回答的总推力，各聚合方式并列。',
-        'Under eq. (6) (GRPO, GSPO) each token of the long wrong answer is pushed down less; DAPO and Dr. GRPO push every wrong token equally.',
-        '在式 (6) 下（GRPO、GSPO），长错误回答的每个 token 被压得更轻；DAPO 和 Dr. GRPO 对每个错误 token 一视同仁。',
+        "Under eq. (6) (GRPO, GSPO) each token of the long wrong answer is pushed down less; with 'policy moved' at 0 (on policy) DAPO and Dr. GRPO push every wrong token equally.",
+        "在式 (6) 下（GRPO、GSPO），长错误回答的每个 token 被压得更轻；'policy moved' 为 0（同策略）时，DAPO 和 Dr. GRPO 对每个错误 token 一视同仁。",
     ),
     "length_bias.drift": see(  # DriftPanel
         'Drag the training step from 0 to 150.',
@@ -187,7 +187,7 @@ PANEL_GUIDES = {
         '选择退化组的奖励模式，再调大 β。',
         "Top: every token's push with the KL in the loss (form 1) and in the reward (form 2); bottom: what the KL changed relative to β = 0.",
         '上：KL 放在损失里（形态一）和放进奖励里（形态二）时每个 token 的推力；下：相对 β = 0，KL 改变了什么。',
-        'Form 1 moves the drifted token (the square) only; form 2 moves whole rows, and on a degenerate group it makes unit-size advantages out of the KL alone.',
-        '形态一只移动发生漂移的那个 token（方框）；形态二移动整行，在退化组上它单靠 KL 就造出单位大小的优势。',
+        'Form 1 moves the drifted token (the square) most, and every other token only by its own, smaller drift; form 2 moves whole rows, and on a degenerate group it makes unit-size advantages out of the KL alone (once β·KL is well above the ε guard of eq. (1)).',
+        '形态一对发生漂移的那个 token（方框）改变最大，其他 token 只按各自更小的漂移改变；形态二移动整行，在退化组上它单靠 KL 就造出单位大小的优势（只要 β·KL 明显大于式 (1) 的 ε 兜底）。',
     ),
 }
