@@ -47,8 +47,16 @@ _MARK = re.compile(r"^<!-- zh-cell (?P<nb>\S+) (?P<id>\S+) sha=(?P<sha>[0-9a-f]{
 # notebook as "pending" (not "missing") while the twin is absent; once the twin is written, the
 # entry must go (tests/test_translations.py fails on a pending notebook that has a twin).
 PENDING = {
-    "04b_kl_penalty.ipynb": "split off 04_grpo_loss by issue 24; translated with the other notebooks by the Chinese issue",
+    "09_after_the_lecture.ipynb": "new in this round (issue 22); translated with the other notebooks by the Chinese issue (23, part 4)",
 }
+
+# The Chinese edition is translated last (issue 23, part 4): while this names the issue, markdown cells
+# whose English changed ("stale") or is new ("untranslated") are the translator's backlog, listed by
+# `python -m grpo_lab translations report`, and tests/test_translations.py tolerates those two kinds
+# only (code cells, structure, the language cell and generated cells must still be in sync). Set it to
+# None once the backlog is translated: the tests then require every cell to be fresh again.
+BACKLOG: str | None = "issue 23 part 4: re-translate the cells issues 19-22 and 24 changed (round of 2026-12)"
+BACKLOG_KINDS = ("stale", "untranslated")
 
 
 def source_sha(source: str) -> str:
@@ -62,18 +70,13 @@ def zh_path(en_path) -> Path:
     return en_path.parent / "zh" / en_path.name
 
 
-# English notebooks whose Chinese twin is still to be written (translated last, by its own issue); the
-# tests skip them until the twin exists, and fail once it does and the name is still listed here.
-PENDING = ("09_after_the_lecture",)
-
-
 def english_notebooks(folder, *, pending: bool = False) -> list[Path]:
     """Every English notebook of the course (``folder/*.ipynb``), sorted; without the :data:`PENDING`
     ones unless ``pending``."""
     paths = sorted(Path(folder).glob("*.ipynb"))
     if not paths:
         raise FileNotFoundError(f"no notebooks in {folder!s} (expected notebooks/NAME.ipynb)")
-    return paths if pending else [p for p in paths if p.stem not in PENDING]
+    return paths if pending else [p for p in paths if p.name not in PENDING]
 
 
 def is_language_cell(cell) -> bool:

@@ -52,7 +52,9 @@ def notebook_cells():
     for path in sorted((ROOT / "notebooks" / "zh").glob("*.ipynb")):
         nb = nbformat.read(path, as_version=4)
         for k, cell in enumerate(nb.cells):
-            if cell.cell_type == "markdown" and not cell.metadata.get("zh", {}).get("generated"):
+            rec = cell.metadata.get("zh", {})
+            # generated cells come from the package; untranslated ones still hold the English text
+            if cell.cell_type == "markdown" and not rec.get("generated") and not rec.get("untranslated"):
                 yield f"notebooks/zh/{path.name} cell {k}", cell.source
 
 

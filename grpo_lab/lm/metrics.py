@@ -83,19 +83,19 @@ METRICS = {
                          "进入损失的回答的平均 |Â_i|（全是退化组的批次为 0）"),
     "mismatch_abs_logp": Text("mean |log π_trainer − log π_sampler| over the response tokens: how far the sampler's "
                               "log-probs (kept while sampling) are from the trainer's π_θold",
-                              "回答词元上 |log π_trainer − log π_sampler| 的平均：采样器（采样时记录）与训练器 π_θold 的对数概率之差"),
+                              "回答的 token 上 |log π_trainer − log π_sampler| 的平均：采样器（采样时记录）与训练器 π_θold 的对数概率之差"),
     "mismatch_kl": Text("k3 estimate of KL(π_sampler‖π_trainer) from the sampled tokens (eq. 5 form)",
-                        "用采样词元对 KL(π_sampler‖π_trainer) 的 k3 估计（式 5 的形式）"),
+                        "用采样 token 对 KL(π_sampler‖π_trainer) 的 k3 估计（式 5 的形式）"),
     "mismatch_ratio_max": Text("largest token ratio π_trainer/π_sampler of the step",
-                               "本步最大的词元比率 π_trainer/π_sampler"),
+                               "本步最大的 token 比率 π_trainer/π_sampler"),
     "mismatch_clip_frac": Text("fraction of tokens whose π_trainer/π_sampler lies outside [1 − ε_low, 1 + ε_high]: what "
                                "the clip would cut if the sampler's log-probs were used as π_θold",
-                               "π_trainer/π_sampler 落在 [1 − ε_low, 1 + ε_high] 之外的词元比例：若把采样器的对数概率当作 "
+                               "π_trainer/π_sampler 落在 [1 − ε_low, 1 + ε_high] 之外的 token 比例：若把采样器的对数概率当作 "
                                "π_θold，裁剪会切掉的部分"),
     "is_weight_mean": Text("mean TIS/MIS weight π_θold/π_sampler over the tokens (1 when rollout_is is none)",
-                           "TIS/MIS 权重 π_θold/π_sampler 在词元上的平均（rollout_is 为 none 时为 1）"),
+                           "TIS/MIS 权重 π_θold/π_sampler 在 token 上的平均（rollout_is 为 none 时为 1）"),
     "is_masked_frac": Text("fraction of tokens the MIS correction removed (weight 0)",
-                           "被 MIS 校正去掉（权重为 0）的词元比例"),
+                           "被 MIS 校正去掉（权重为 0）的 token 比例"),
     "grad_norm": Text("global L2 norm of the gradient before clipping (mean over μ)",
                       "裁剪前梯度的全局 L2 范数（对 μ 取平均）"),
     "lr": Text("learning rate used for this step", "本步使用的学习率"),

@@ -76,7 +76,7 @@ PANEL_GUIDES = {
         'GRPO and DAPO beside CISPO, SAPO and GMPO: lengths, Â_i, each answer\'s total push, and the push on every token.',
         'GRPO、DAPO 与 CISPO、SAPO、GMPO 并列：长度、Â_i、每条回答的总推力，以及每个 token 的推力。',
         'On policy the token pushes agree (ρ = 1); in the stale batch CISPO and SAPO leave no holes where GRPO clips, and GMPO moves whole answers.',
-        '同策略时各 token 的推力一致（ρ = 1）；在过时批次中，GRPO 裁剪之处 CISPO 与 SAPO 不留空洞，GMPO 则整条回答一起变化。',
+        '同策略时各 token 的推力一致（ρ = 1）；在异策略批次中，GRPO 裁剪之处 CISPO 与 SAPO 不留空洞，GMPO 则整条回答一起变化。',
     ),
     "family.credit": see(  # CreditPanel
         'Drag λ from its start, 0.95, down to 0, then up to 1.',
