@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import importlib.util
 
+from grpo_lab.lm.config import lora_tiny_error
+
 TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
 
@@ -31,9 +33,7 @@ def check(cfg, model=None) -> None:
     if not r:
         return
     if cfg.model is None:
-        raise ValueError(f"--lora-rank {r}: LoRA needs a pretrained --model (e.g. smollm2-135m). The tiny model is "
-                         f"built from scratch and its input and output embeddings are one tied matrix, which "
-                         f"LoRA's adapters would leave frozen; train it with --lora-rank 0 (full fine-tuning)")
+        raise ValueError(lora_tiny_error(r))
     if importlib.util.find_spec("peft") is None:
         raise ValueError(f"--lora-rank {r} needs the 'peft' package: pip install peft (or pip install -e '.[real]')")
     if model is not None:
