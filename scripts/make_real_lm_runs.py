@@ -42,7 +42,7 @@ def _env() -> dict:
 
     from grpo_lab.lm.real_runs import code_version
 
-    return {"code": code_version(), "torch": torch.__version__, "transformers": transformers.__version__,
+    return {"code": dict(code_version()), "torch": torch.__version__, "transformers": transformers.__version__,
             "python": platform.python_version(), "machine": platform.machine(),
             "device": "cuda" if torch.cuda.is_available() else "cpu", "threads": torch.get_num_threads()}
 
@@ -185,6 +185,7 @@ def main(argv=None) -> int:
     from grpo_lab.lm import real_runs as R
 
     torch.set_num_threads(1)
+    R.code_version()                                  # the code version of this process, taken now
     d = R.data_dir(args.data) if args.data else ROOT / "grpo_lab" / "data" / R.DATA_DIR
     d.mkdir(parents=True, exist_ok=True)
     runs_dir = Path(args.runs_dir)

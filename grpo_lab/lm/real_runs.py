@@ -23,6 +23,7 @@ evaluation with 95 % bootstrap intervals over problems.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import subprocess
@@ -115,8 +116,11 @@ def choose_temperature(probes: dict[float, pd.DataFrame], G: int) -> tuple[float
 
 
 # -- code version and files ----------------------------------------------------------------
+@functools.lru_cache(maxsize=1)
 def code_version() -> dict:
-    """{"commit", "dirty", "sources_sha256"}: the git commit and a hash of grpo_lab's sources."""
+    """{"commit", "dirty", "sources_sha256"}: the git commit and a hash of grpo_lab's sources, taken
+    once per process (the first call: the experiment script makes it at start, so later edits of
+    the working tree do not relabel a running experiment)."""
     root = Path(__file__).resolve().parents[2]
     h = hashlib.sha256()
     for f in sorted((root / "grpo_lab").rglob("*.py")):
