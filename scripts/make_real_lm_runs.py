@@ -185,7 +185,10 @@ def main(argv=None) -> int:
     from grpo_lab.lm import real_runs as R
 
     torch.set_num_threads(1)
-    R.code_version()                                  # the code version of this process, taken now
+    # import every module the jobs use now, and take the code version now: what this process runs is
+    # what its files record, even if the working tree is edited while it runs
+    import grpo_lab.lm.lora, grpo_lab.lm.trainer, grpo_lab.lm.evaluation, grpo_lab.lm.chat_tasks  # noqa: F401,E401
+    R.code_version()
     d = R.data_dir(args.data) if args.data else ROOT / "grpo_lab" / "data" / R.DATA_DIR
     d.mkdir(parents=True, exist_ok=True)
     runs_dir = Path(args.runs_dir)
