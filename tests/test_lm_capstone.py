@@ -139,3 +139,18 @@ def test_real_model_lora_moves_only_adapters_and_checkpoints_only_them(tmp_path)
     with pytest.raises(ValueError, match="--lora-rank 1000 is larger than the model's hidden size 576"):
         Trainer(cfg.replace(lora_rank=1000, out=None))
     assert json.loads((ck / "adapter_config.json").read_text())["r"] == 4
+
+
+def test_handoff_refuses_what_trl_and_verl_cannot_express_and_maps_lora():
+    from grpo_lab.lm import handoff
+
+    rft = GRPOConfig.preset("grpo", **R.RFT)
+    with pytest.raises(ValueError, match="estimator='rft' has no switch in TRL"):
+        handoff.to_trl_kwargs(rft)
+    with pytest.raises(ValueError, match="no verl adv_estimator"):
+        handoff.to_verl_overrides(rft)
+    assert handoff.to_verl_overrides(GRPOConfig.preset("grpo", estimator="rloo"))["algorithm.adv_estimator"] == "rloo"
+    lora_cfg = GRPOConfig.preset("grpo", model="some/folder", lora_rank=8)
+    assert handoff.to_verl_overrides(lora_cfg)["actor_rollout_ref.model.lora_rank"] == 8
+    assert "lora_rank" not in handoff.to_trl_kwargs(lora_cfg)                 # TRL takes a peft_config instead
+    assert len(handoff.mapping_table("grpo")) == len(handoff.mapping_table("grpo", lora_rank=0))
