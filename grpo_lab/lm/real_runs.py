@@ -129,7 +129,7 @@ def code_version() -> dict:
     try:
         out["commit"] = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
                                        check=True).stdout.strip()
-        out["dirty"] = bool(subprocess.run(["git", "status", "--porcelain", "grpo_lab"], cwd=root,
+        out["dirty"] = bool(subprocess.run(["git", "status", "--porcelain", "grpo_lab", "scripts"], cwd=root,
                                            capture_output=True, text=True, check=True).stdout.strip())
     except (OSError, subprocess.CalledProcessError):
         pass
