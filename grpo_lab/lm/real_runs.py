@@ -137,7 +137,11 @@ def code_version() -> dict:
 
 
 def data_dir(path=None) -> Path:
-    return Path(path) if path is not None else Path(str(resources.files("grpo_lab") / "data" / DATA_DIR))
+    """``path``, else ``$GRPO_LAB_REAL_LM_DATA`` (another copy of the results), else the package's data."""
+    import os
+
+    path = path if path is not None else os.environ.get("GRPO_LAB_REAL_LM_DATA")
+    return Path(path) if path else Path(str(resources.files("grpo_lab") / "data" / DATA_DIR))
 
 
 def load(path=None) -> dict:
