@@ -31,8 +31,11 @@ def test_rft_advantage_is_the_reward_no_baseline_no_negatives():
 
 
 def test_lora_rank_errors_name_the_flag():
-    with pytest.raises(ValueError, match="--lora-rank"):
+    with pytest.raises(ValueError, match="lora_rank must be >= 0, got -1"):
         GRPOConfig.preset("grpo", lora_rank=-1)
+    from grpo_lab.lm.flags import flag_message
+
+    assert flag_message("lora_rank must be >= 0, got -1") == "--lora-rank must be >= 0, got -1"   # the CLI's words
     with pytest.raises(ValueError, match="--lora-rank 4: LoRA needs a pretrained --model.*tied"):
         GRPOConfig.preset("grpo", lora_rank=4)            # the tiny model
     assert GRPOConfig.preset("grpo").lora_rank == 0      # full fine-tuning by default

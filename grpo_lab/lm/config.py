@@ -223,7 +223,7 @@ class GRPOConfig:
         if not self.levels:
             raise ValueError("levels must name at least one difficulty level (1, 2, 3)")
         c.integer("eval_per_level", self.eval_per_level, low=1)
-        c.integer("lora_rank (--lora-rank)", self.lora_rank, low=0)
+        c.integer("lora_rank", self.lora_rank, low=0)
         if self.lora_alpha is not None:
             c.in_range("lora_alpha", self.lora_alpha, 0.0, low_open=True)
         if self.lora_rank and self.model is None:
