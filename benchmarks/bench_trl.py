@@ -149,7 +149,12 @@ def main(argv=None) -> dict:
     targs = trl.GRPOConfig(
         output_dir=str(Path(tmp.name) / "out"), report_to=[], save_strategy="no", logging_steps=10**9,
         disable_tqdm=True, gradient_checkpointing=False, dataloader_num_workers=0, use_vllm=False, **kw)
-    trainer = trl.GRPOTrainer(model=model, reward_funcs=rewards,
+    peft_config = None
+    if cfg.lora_rank:                           # the same adapters as grpo_lab.lm.lora (TRL takes a peft_config)
+        from grpo_lab.lm.lora import peft_config as lora_config
+
+        peft_config = lora_config(cfg)
+    trainer = trl.GRPOTrainer(model=model, reward_funcs=rewards, peft_config=peft_config,
                               args=targs, train_dataset=dataset, processing_class=tok)
 
     cuda = trainer.accelerator.device.type == "cuda"

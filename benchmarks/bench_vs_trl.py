@@ -8,6 +8,7 @@ ratio grpo_lab / TRL (issue 6's goal: ≤ 0.8 on the same machine in the same ru
     python benchmarks/bench_vs_trl.py                       # comparison config, 3 rounds
     python benchmarks/bench_vs_trl.py --rounds 5 --steps 30 -- --G 16   # extra flags after --
     python benchmarks/bench_vs_trl.py --real --rounds 2 --steps 2 --warmup 1   # SmolLM2-135M, chat task
+    python benchmarks/bench_vs_trl.py --real --rounds 2 --steps 2 --warmup 1 -- --lora-rank 8 --lr 2e-4   # LoRA both
 
 ``--real`` is notebook 08's configuration on SmolLM2-135M-Instruct (``REAL_FLAGS``: the chat
 task, levels 1 and 3, 4 prompts × G = 4, at most 40 new tokens, τ = 0.7, β = 0.04, bf16 autocast

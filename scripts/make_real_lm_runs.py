@@ -26,6 +26,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+SLICE = 16          # problems per saved slice of an evaluation (16 × 16 samples = one generation batch)
 
 
 def _write_eval(d: Path, name: str, df, meta: dict) -> None:
@@ -42,7 +43,7 @@ def _env() -> dict:
 
     from grpo_lab.lm.real_runs import code_version
 
-    return {"code": code_version(), "torch": torch.__version__, "transformers": transformers.__version__,
+    return {"code": dict(code_version()), "torch": torch.__version__, "transformers": transformers.__version__,
             "python": platform.python_version(), "machine": platform.machine(),
             "device": "cuda" if torch.cuda.is_available() else "cpu", "threads": torch.get_num_threads()}
 
@@ -59,15 +60,39 @@ def run_eval(d: Path, name: str, model, tok, problems, *, temperature: float, se
     from grpo_lab.lm import real_runs as R
     from grpo_lab.lm.evaluation import evaluate_problems, summarize_problems
 
+    import shutil
+
+    import pandas as pd
+
     t0 = time.time()
     sampler, amp = _sampler(model)
-    df = evaluate_problems(sampler, tok, problems, n_samples=R.EVAL_SAMPLES, temperature=temperature,
-                           max_new=R.EVAL_MAX_NEW, seed=R.EVAL_SEED, amp=amp)
+    # slices of SLICE problems, each saved as it finishes (a killed evaluation resumes at its next
+    # slice); slice i samples with seed EVAL_SEED + 10·i, so the result does not depend on restarts
+    parts = d / "evals" / ".parts" / name
+    parts.mkdir(parents=True, exist_ok=True)
+    spent = json.loads((parts / "seconds.json").read_text())["seconds"] if (parts / "seconds.json").exists() else 0.0
+    tables = []
+    for i in range(0, len(problems), SLICE):
+        f = parts / f"slice_{i // SLICE:03d}.csv"
+        if not f.exists():
+            t1 = time.time()
+            part = evaluate_problems(sampler, tok, problems[i:i + SLICE], n_samples=R.EVAL_SAMPLES,
+                                     temperature=temperature, max_new=R.EVAL_MAX_NEW,
+                                     seed=R.EVAL_SEED + 10 * (i // SLICE), amp=amp)
+            part.to_csv(f.with_suffix(".tmp"), index=False)
+            f.with_suffix(".tmp").replace(f)
+            spent += time.time() - t1
+            (parts / "seconds.json").write_text(json.dumps({"seconds": spent}))
+            log(f"eval {name}: problems {i}–{min(i + SLICE, len(problems))} of {len(problems)} done")
+        tables.append(pd.read_csv(f, keep_default_na=False, dtype={"answer": str, "numbers": str}))
+    df = pd.concat(tables, ignore_index=True)
     s = summarize_problems(df, n_boot=1000)
     meta = {"name": name, "temperature": temperature, "n_samples": R.EVAL_SAMPLES, "max_new": R.EVAL_MAX_NEW,
-            "n_problems": len(problems), "seed": R.EVAL_SEED, "seconds": round(time.time() - t0, 1),
+            "n_problems": len(problems), "seed": R.EVAL_SEED, "slice": SLICE, "seconds": round(spent, 1),
+            "wall_seconds_last_session": round(time.time() - t0, 1),
             "settings": settings, "env": _env(), "summary": s}
     _write_eval(d, name, df, meta)
+    shutil.rmtree(parts, ignore_errors=True)
     log(f"eval {name}: {len(problems)} problems in {meta['seconds']} s; greedy {s['greedy_acc'][0]:.3f} "
         f"pass@1 {s['pass@1'][0]:.3f} pass@16 {s['pass@16'][0]:.3f}")
 
@@ -185,6 +210,10 @@ def main(argv=None) -> int:
     from grpo_lab.lm import real_runs as R
 
     torch.set_num_threads(1)
+    # import every module the jobs use now, and take the code version now: what this process runs is
+    # what its files record, even if the working tree is edited while it runs
+    import grpo_lab.lm.lora, grpo_lab.lm.trainer, grpo_lab.lm.evaluation, grpo_lab.lm.chat_tasks  # noqa: F401,E401
+    R.code_version()
     d = R.data_dir(args.data) if args.data else ROOT / "grpo_lab" / "data" / R.DATA_DIR
     d.mkdir(parents=True, exist_ok=True)
     runs_dir = Path(args.runs_dir)

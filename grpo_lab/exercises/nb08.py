@@ -6,7 +6,6 @@ from math import comb
 
 import numpy as np
 
-from grpo_lab import advantages as A
 from grpo_lab.exercises._kinds import Compute, Known, Option, Predict
 from grpo_lab.i18n import Text, tr
 from grpo_lab.lm import real_runs
@@ -30,21 +29,30 @@ def pass_at_k(n: int, c: int, k: int) -> float:
 N_SAMPLES, N_CORRECT = 8, 2
 
 
+PROBE, G_PROBE = "probe_t0.7", 4
+
+
 @functools.lru_cache(maxsize=None)
-def _degenerate_fractions() -> tuple[float, float]:
-    """Fraction of degenerate groups in the cached replies before and after training (all runs, all prompts)."""
-    runs = real_runs.load_runs()
+def _probe():
+    """(n, c) per problem of the base model's probe: 16 sampled replies per held-out problem at τ = 0.7."""
+    d = real_runs.load()["evals"][PROBE]
+    return tuple(zip(d["n"].astype(int), d["c"].astype(int)))
+
+
+def _degenerate_share(with_replacement: bool = False) -> float:
+    """Mean over problems of P(a group of G_PROBE of the problem's replies has all rewards equal)."""
     out = []
-    for key in ("replies_before", "replies_after"):
-        d = runs[key]
-        groups = [g["reward"].to_numpy() for _, g in d.groupby(["agg", "seed", "group"])]
-        out.append(float(np.mean([A.degenerate_mask(r[None, :])[0] for r in groups])))
-    return tuple(out)
+    for n, c in _probe():
+        if with_replacement:
+            p = c / n
+            out.append((1 - p) ** G_PROBE + p ** G_PROBE)
+        else:                                      # G of the n replies, drawn without replacement
+            out.append((comb(n - c, G_PROBE) + comb(c, G_PROBE)) / comb(n, G_PROBE))
+    return float(np.mean(out))
 
 
-def _all_wrong_after() -> float:
-    d = real_runs.load_runs()["replies_after"]
-    return float(np.mean([(g["reward"] == 0).all() for _, g in d.groupby(["agg", "seed", "group"])]))
+def _never_solved() -> float:
+    return float(np.mean([c == 0 for _, c in _probe()]))
 
 
 EXERCISES = (
@@ -100,29 +108,33 @@ EXERCISES = (
                            "说明模型*能*答对，只是需要更常答对：这正是一组 G 条回复里有成功可学的情形。"),
     ),
     Compute(
-        id="real.degenerate_groups", notebook="08", name="frac_degenerate", form="[before, after]",
+        id="real.degenerate_groups", notebook="08", name="frac_degenerate", form="a number",
         title=Text("Degenerate groups in a real batch", "真实批次里的退化组"),
-        prompt=Text("The cached runs keep the replies to 2 held-out prompts, G = 4 each, before and after training, for 3 "
-                    "aggregations × 3 seeds: `runs[\"replies_before\"]` and `runs[\"replies_after\"]` (columns `agg`, `seed`, "
-                    "`group`, `reward`, …), 18 groups each. What fraction of the groups is degenerate (退化组: all rewards "
-                    "equal, no gradient), before and after? Answer `[before, after]`, two decimals (compute them from the "
-                    "tables with pandas).",
-                    "缓存的运行保存了训练前后对 2 道留出题的回复（每题 G = 4），共 3 种聚合 × 3 个随机种子："
-                    "`runs[\"replies_before\"]` 和 `runs[\"replies_after\"]`（列 `agg`、`seed`、`group`、`reward` 等），各 18 组。"
-                    "训练前后各有多大比例的组是退化组（奖励全部相等，没有梯度）？回答 `[before, after]`，两位小数"
-                    "（用 pandas 从表里算）。"),
-        hints=(Text("groupby([\"agg\", \"seed\", \"group\"]) gives the 18 groups; a group is degenerate when its reward has "
-                    "one unique value.",
-                    "groupby([\"agg\", \"seed\", \"group\"]) 给出 18 个组；一组奖励只有一个不同的值时就是退化组。"),),
-        value=lambda: list(_degenerate_fractions()),
-        known=(Known("all_wrong_only", Text("After training you counted only the all-wrong groups; all-correct groups are "
-                                            "degenerate too — and after training they are the common kind.",
-                                            "训练后你只数了全错的组；全对的组同样是退化组——而且训练后它们才是常见的那种。"),
-                     lambda: [_degenerate_fractions()[0], _all_wrong_after()]),),
-        explain=lambda: tr(f"before {_degenerate_fractions()[0]:.2f}, after {_degenerate_fractions()[1]:.2f} (18 groups each, "
-                           "so no detectable difference at this n): before training the degenerate groups are all wrong, "
-                           "after training mostly all right. Either way a GRPO step learns nothing from them.",
-                           f"训练前 {_degenerate_fractions()[0]:.2f}，训练后 {_degenerate_fractions()[1]:.2f}（各 18 组，"
-                           "这个样本量下看不出差异）：训练前的退化组是全错，训练后大多是全对。无论哪种，GRPO 都从中学不到东西。"),
+        prompt=Text("The probe table of §5 (`real_runs.load()[\"evals\"][\"probe_t0.7\"]`) holds, for each of 48 held-out "
+                    "problems, `n` = 16 sampled replies of the untrained model at τ = 0.7 and `c`, how many were right. "
+                    "Suppose a GRPO step drew a group of G = 4 of a problem's 16 replies at random (without replacement). "
+                    "Averaged over the 48 problems, what fraction of such groups is degenerate (退化组: all four rewards "
+                    "equal, no gradient)? Two decimals.",
+                    "§5 的探测表（`real_runs.load()[\"evals\"][\"probe_t0.7\"]`）对 48 道留出题各记录了未训练模型在 "
+                    "τ = 0.7 下的 `n` = 16 条采样回复，以及其中答对的条数 `c`。假设一步 GRPO 从某题的 16 条回复里随机（不放回）"
+                    "抽 G = 4 条组成一组。对 48 道题取平均，这样的组有多大比例是退化组（四个奖励全部相等，没有梯度）？两位小数。"),
+        hints=(Text("A group is degenerate when all 4 are wrong or all 4 are right: C(n − c, 4)/C(n, 4) + C(c, 4)/C(n, 4) "
+                    "for one problem; then average over the problems.",
+                    "4 条全错或 4 条全对时该组退化：单题为 C(n − c, 4)/C(n, 4) + C(c, 4)/C(n, 4)；再对所有题取平均。"),),
+        value=_degenerate_share,
+        known=(Known("never_solved", Text("That is the share of problems never solved in 16 samples; a problem solved "
+                                          "once or twice still gives mostly all-wrong groups of 4.",
+                                          "这是 16 次采样中从未答对的题所占比例；答对一两次的题，抽出的 4 条组也大多全错。"),
+                     _never_solved),
+               Known("with_replacement", Text("You drew the 4 replies with replacement ((1 − p)^4 + p^4 with p = c/n); the "
+                                              "group is 4 of the 16 replies, drawn without replacement.",
+                                              "你按有放回抽样算了（(1 − p)^4 + p^4，p = c/n）；这一组是从 16 条里不放回地抽 4 条。"),
+                     lambda: _degenerate_share(with_replacement=True))),
+        explain=lambda: tr(f"{_degenerate_share():.3f}: about three groups in four give the untrained model no gradient at "
+                           f"G = 4 ({_never_solved():.0%} of the problems were never solved in 16 samples). This is why the "
+                           "capstone chooses τ, G and the level from measurement: a group only teaches when it holds both "
+                           "a right and a wrong reply.",
+                           f"{_degenerate_share():.3f}：G = 4 时约四分之三的组对未训练模型没有梯度（{_never_solved():.0%} 的题在 16 次"
+                           "采样中从未答对）。这就是为什么本章的实验要靠测量来选 τ、G 和难度级别：一组里既有对的也有错的回复，才能学到东西。"),
     ),
 )

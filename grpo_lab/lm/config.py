@@ -51,6 +51,13 @@ KL_FORMS = ("loss", "reward")
 ARCHS = ("llama", "qwen2")      # tiny-model architectures (grpo_lab.lm.model builds them)
 
 
+def lora_tiny_error(rank: int) -> str:
+    """The error for ``--lora-rank`` > 0 on the tiny model (see :mod:`grpo_lab.lm.lora`)."""
+    return (f"--lora-rank {rank}: LoRA needs a pretrained --model (e.g. smollm2-135m). The tiny model is built "
+            f"from scratch and its input and output embeddings are one tied matrix, which LoRA's adapters would "
+            f"leave frozen; train it with --lora-rank 0 (full fine-tuning)")
+
+
 def _f(default, help: str, **meta):
     """A dataclass field with its help text (and CLI hints: ``flag``, ``choices``) in metadata."""
     return field(default=default, metadata={"help": help, **meta})
@@ -240,12 +247,11 @@ class GRPOConfig:
         if not self.levels:
             raise ValueError("levels must name at least one difficulty level (1, 2, 3)")
         c.integer("eval_per_level", self.eval_per_level, low=1)
-        c.integer("lora_rank (--lora-rank)", self.lora_rank, low=0)
+        c.integer("lora_rank", self.lora_rank, low=0)
         if self.lora_alpha is not None:
             c.in_range("lora_alpha", self.lora_alpha, 0.0, low_open=True)
         if self.lora_rank and self.model is None:
-            from grpo_lab.lm.lora import check
-            check(self)
+            raise ValueError(lora_tiny_error(self.lora_rank))
         c.choice("task", self.task, TASKS)
         self.chat_levels = tuple(int(c.choice("chat_levels", int(lv), CHAT_LEVELS)) for lv in self.chat_levels)
         if not self.chat_levels:

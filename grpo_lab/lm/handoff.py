@@ -113,6 +113,7 @@ def _rows(c: GRPOConfig, num_processes: int = 1) -> list[_Row]:
         row_rollout_is(c),
         row_sampler(c),
         *_rows_kl(c),
+        *_rows_capstone(c),
         _Row("μ: policy updates per batch", {"mu": c.mu}, {"num_iterations": c.mu}, {ACTOR + "ppo_epochs": c.mu}),
         _row_lr(c),
         _Row("weight decay", {"weight_decay": c.weight_decay}, {"weight_decay": c.weight_decay},
@@ -179,6 +180,22 @@ def _row_scale(c: GRPOConfig) -> _Row:
                     verl_error="adv_scale='batch' (std of the whole batch) has no switch in verl's grpo estimator")
     return _Row(concept, ours, {"scale_rewards": c.adv_scale},
                 {"algorithm.adv_estimator": "grpo", "algorithm.norm_adv_by_std_in_grpo": c.adv_scale == "group"})
+
+
+def _rows_capstone(c: GRPOConfig) -> list[_Row]:
+    """The advantage estimator and LoRA: rows only when they differ from GRPO / full fine-tuning."""
+    rows = []
+    if c.estimator != "grpo":
+        verl = {"algorithm.adv_estimator": "rloo"} if c.estimator == "rloo" else {}
+        rows.append(_Row("advantage estimator (grpo: eq. 1)", {"estimator": c.estimator}, {}, verl,
+                         trl_error=f"estimator={c.estimator!r} has no switch in TRL's GRPOTrainer (group advantages only)",
+                         verl_error="" if verl else f"estimator={c.estimator!r} (Â = r, the RFT baseline) has no verl "
+                                                    f"adv_estimator"))
+    if c.lora_rank:
+        rows.append(_Row("LoRA rank (0 = full fine-tuning)", {"lora_rank": c.lora_rank}, {},
+                         {"actor_rollout_ref.model.lora_rank": c.lora_rank},
+                         trl_note="not a GRPOConfig field: pass GRPOTrainer(peft_config=grpo_lab.lm.lora.peft_config(cfg))"))
+    return rows
 
 
 def _row_dual_clip(c: GRPOConfig) -> _Row:

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import importlib.util
 
+from grpo_lab.lm.config import lora_tiny_error
+
 TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
 
@@ -31,9 +33,7 @@ def check(cfg, model=None) -> None:
     if not r:
         return
     if cfg.model is None:
-        raise ValueError(f"--lora-rank {r}: LoRA needs a pretrained --model (e.g. smollm2-135m). The tiny model is "
-                         f"built from scratch and its input and output embeddings are one tied matrix, which "
-                         f"LoRA's adapters would leave frozen; train it with --lora-rank 0 (full fine-tuning)")
+        raise ValueError(lora_tiny_error(r))
     if importlib.util.find_spec("peft") is None:
         raise ValueError(f"--lora-rank {r} needs the 'peft' package: pip install peft (or pip install -e '.[real]')")
     if model is not None:
@@ -46,11 +46,17 @@ def check(cfg, model=None) -> None:
 def wrap(policy, cfg):
     """The policy with LoRA adapters of rank ``cfg.lora_rank`` on :data:`TARGETS` (the rest frozen)."""
     check(cfg, policy)
-    from peft import LoraConfig, get_peft_model
+    from peft import get_peft_model
 
-    lcfg = LoraConfig(r=cfg.lora_rank, lora_alpha=cfg.lora_alpha if cfg.lora_alpha is not None else 2 * cfg.lora_rank,
+    return get_peft_model(policy, peft_config(cfg))
+
+
+def peft_config(cfg):
+    """The ``peft.LoraConfig`` of ``cfg`` (also what TRL's ``GRPOTrainer(peft_config=…)`` gets in the benchmark)."""
+    from peft import LoraConfig
+
+    return LoraConfig(r=cfg.lora_rank, lora_alpha=cfg.lora_alpha if cfg.lora_alpha is not None else 2 * cfg.lora_rank,
                       lora_dropout=0.0, target_modules=list(TARGETS), bias="none", task_type="CAUSAL_LM")
-    return get_peft_model(policy, lcfg)
 
 
 def is_lora(model) -> bool:
@@ -80,4 +86,4 @@ def n_trainable(model) -> tuple[int, int]:
     return sum(p.numel() for p in trainable(model)), sum(p.numel() for p in model.parameters())
 
 
-__all__ = ["TARGETS", "check", "wrap", "is_lora", "trainable", "load_state", "n_trainable"]
+__all__ = ["TARGETS", "check", "wrap", "peft_config", "is_lora", "trainable", "load_state", "n_trainable"]

@@ -23,8 +23,10 @@ evaluation with 95 % bootstrap intervals over problems.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import subprocess
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -114,19 +116,32 @@ def choose_temperature(probes: dict[float, pd.DataFrame], G: int) -> tuple[float
 
 
 # -- code version and files ----------------------------------------------------------------
+@functools.lru_cache(maxsize=1)
 def code_version() -> dict:
-    """:func:`grpo_lab.provenance.code_version` plus ``sources_sha256``, a hash of grpo_lab's
-    sources (a resumed experiment can tell whether the code changed under it)."""
-    from grpo_lab.provenance import ROOT, code_version as base
-
+    """{"commit", "dirty", "sources_sha256"}: the git commit and a hash of grpo_lab's sources, taken
+    once per process (the first call: the experiment script makes it at start, so later edits of
+    the working tree do not relabel a running experiment)."""
+    root = Path(__file__).resolve().parents[2]
     h = hashlib.sha256()
-    for f in sorted((ROOT / "grpo_lab").rglob("*.py")):
+    for f in sorted((root / "grpo_lab").rglob("*.py")):
         h.update(f.read_bytes())
-    return {**base(), "sources_sha256": h.hexdigest()[:16]}
+    out = {"sources_sha256": h.hexdigest()[:16], "commit": None, "dirty": None}
+    try:
+        out["commit"] = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
+                                       check=True).stdout.strip()
+        out["dirty"] = bool(subprocess.run(["git", "status", "--porcelain", "grpo_lab", "scripts"], cwd=root,
+                                           capture_output=True, text=True, check=True).stdout.strip())
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    return out
 
 
 def data_dir(path=None) -> Path:
-    return Path(path) if path is not None else Path(str(resources.files("grpo_lab") / "data" / DATA_DIR))
+    """``path``, else ``$GRPO_LAB_REAL_LM_DATA`` (another copy of the results), else the package's data."""
+    import os
+
+    path = path if path is not None else os.environ.get("GRPO_LAB_REAL_LM_DATA")
+    return Path(path) if path else Path(str(resources.files("grpo_lab") / "data" / DATA_DIR))
 
 
 def load(path=None) -> dict:
@@ -172,6 +187,62 @@ def per_problem(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
     return m
 
 
+# -- what notebook 08 shows ------------------------------------------------------------------
+def jobs_done(data: dict) -> dict:
+    """{job: done?} for every job of the experiment, from :func:`load`'s result."""
+    out = {"probes": any(k.startswith("probe_") for k in data["evals"]), "before": "before" in data["evals"],
+           "prompt_only": "prompt_only" in data["evals"]}
+    out.update({r.name: r.name in data["evals"] for r in RUNS})
+    return out
+
+
+def per_problem_values(df: pd.DataFrame, metric: str) -> np.ndarray:
+    """One value per problem: ``greedy`` (0/1), ``pass@k`` (unbiased), ``finish`` (f/n) or ``len``."""
+    from grpo_lab.lm.evaluation import pass_at_k
+
+    if metric == "greedy":
+        return df["greedy_correct"].to_numpy(float)
+    if metric.startswith("pass@"):
+        return pass_at_k(df["n"], df["c"], int(metric[5:]))
+    if metric == "finish":
+        return (df["f"] / df["n"]).to_numpy(float)
+    if metric == "len":
+        return df["len_mean"].to_numpy(float)
+    raise ValueError(f"metric must be greedy, pass@k, finish or len; got {metric!r}")
+
+
+def passk_curve(df: pd.DataFrame, ks=PASS_KS, *, n_boot=2000) -> pd.DataFrame:
+    """pass@k for each k with its 95 % bootstrap interval over problems (columns k, value, lo, hi)."""
+    from grpo_lab.lm.evaluation import bootstrap_ci
+
+    return pd.DataFrame([(k, *bootstrap_ci(per_problem_values(df, f"pass@{k}"), n_boot=n_boot)) for k in ks],
+                        columns=["k", "value", "lo", "hi"])
+
+
+def claim(what: str, diff: tuple, n: int, unit: str = "") -> str:
+    """A sentence for a difference (value, low, high) at n problems: the interval decides the words."""
+    v, lo, hi = diff
+    if lo <= 0 <= hi:
+        return f"{what}: no detectable difference at n = {n} ({v:+.3f}{unit}, 95 % interval [{lo:+.3f}, {hi:+.3f}])"
+    return f"{what}: {'up' if v > 0 else 'down'} by {abs(v):.3f}{unit} (95 % interval [{lo:+.3f}, {hi:+.3f}], n = {n})"
+
+
+def push_html(tokens: list[str], adv: float, *, scale: float = 2.0) -> str:
+    """One reply's tokens as HTML, each coloured by its push: the same Â on every token (lecture
+    notes 000 §2.3), blue for Â > 0 (pushed up), red for Â < 0 (pushed down), grey for Â = 0."""
+    import html
+
+    from matplotlib import colormaps, colors
+
+    cmap = colormaps[methods.PUSH_CMAP]
+    rgb = colors.to_hex(cmap(0.5 + 0.5 * max(-1.0, min(1.0, adv / scale))))
+    spans = "".join(f'<span style="background:{rgb};padding:1px 2px;margin:1px;border-radius:3px" '
+                    f'title="Â = {adv:+.3f}">{html.escape(t.replace("Ġ", " ").replace("Ċ", "↵"))}</span>'
+                    for t in tokens)
+    return f'<div style="line-height:1.9;font-family:monospace">{spans}</div>'
+
+
 __all__ = ["DATA_DIR", "MODEL", "LEVELS", "EVAL_PER_LEVEL", "PROBE_PER_LEVEL", "EVAL_SAMPLES", "EVAL_MAX_NEW",
            "TEMPERATURES", "EVAL_SEED", "TRAIN", "Run", "RUNS", "RFT", "run_named", "choose_temperature",
-           "code_version", "data_dir", "load", "summary_table", "per_problem", "PASS_KS"]
+           "code_version", "data_dir", "load", "summary_table", "per_problem", "PASS_KS", "jobs_done",
+           "per_problem_values", "passk_curve", "claim", "push_html"]

@@ -102,10 +102,16 @@ class Rollout:
 _CACHE_ARG: dict[type, str] = {}
 
 
+def _base(model):
+    """The transformers model under a peft wrapper (LoRA, :mod:`grpo_lab.lm.lora`), else ``model``."""
+    get = getattr(model, "get_base_model", None)
+    return get() if callable(get) else model
+
+
 def _cache_kw(model, cache) -> dict:
     cls = type(model)
     if cls not in _CACHE_ARG:
-        params = inspect.signature(model.forward).parameters
+        params = inspect.signature(_base(model).forward).parameters
         _CACHE_ARG[cls] = "cache" if "cache" in params else "past_key_values"
     return {_CACHE_ARG[cls]: cache, "use_cache": True}
 
@@ -326,6 +332,7 @@ def enable_checkpointing(model) -> None:
 
 def _checkpointing(model) -> bool:
     """Is activation (gradient) checkpointing on? (transformers ≥ 5 renamed the attribute.)"""
+    model = _base(model)
     on = getattr(model, "is_activation_checkpointing", None)
     return bool(getattr(model, "is_gradient_checkpointing", False) if on is None else on)
 

