@@ -96,10 +96,10 @@ clean:
 # The support matrix (README "Supported versions"). `make test` above is the main combination:
 # Python 3.11 + the newest dependencies, the full suite. The other two run the unit, property and
 # English-notebook (nbval) tests, each in its own venv:
-#   test-floor   Python 3.11 (3.10: no transformers release that works, see requirements.txt) + the lowest version of every requirement requirements.txt allows
+#   test-floor   Python 3.11 (transformers 5.24, the lowest release that passed, needs it) + the lowest version of every requirement requirements.txt allows
 #   test-newest  Python 3.13 + the newest of everything
 # torch is TORCH_PIN in all three (2.13.0: a CPU build on disk for Python 3.11; PyPI's build,
-# run on the CPU, for 3.10 and 3.13). The hand-off suites (TRL, verl) and the browser suite run
+# run on the CPU, for 3.13). The hand-off suites (TRL, verl) and the browser suite run
 # on the main combination only; so do the Chinese notebooks (same code, other strings).
 PY_FLOOR  ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.11*/bin/python3.11) python3.11)
 PY_NEWEST ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.13*/bin/python3.13) python3.13)
