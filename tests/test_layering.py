@@ -92,8 +92,7 @@ def test_imports_only_go_down(name):
 def test_core_and_lm_are_what_the_docs_say():
     assert "grpo_lab.lm.config" in MODULES and "grpo_lab.methods" in MODULES
     assert GRAPH["grpo_lab.lm.config"] <= {"grpo_lab.methods", "grpo_lab._checks", "grpo_lab.advantages",
-                                           "grpo_lab.losses", "grpo_lab.lm.tasks",
-                                           "grpo_lab.lm.lora"}   # lora: imported inside validate(), stdlib only
+                                           "grpo_lab.losses", "grpo_lab.lm.tasks"}
     assert "grpo_lab.lm.handoff" not in GRAPH["grpo_lab.lm.config"]
     assert GRAPH["grpo_lab.methods"] <= {"grpo_lab._checks"}
 
