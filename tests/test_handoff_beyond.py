@@ -26,8 +26,8 @@ def test_trl_defaults_are_the_installed_trls():
 def test_defaults_table_sets_trl_beside_the_lecture_notes():
     t = trl_defaults_table()
     assert list(t.index) == list(TRL_DEFAULTS)
-    assert t.loc["loss_type", "lecture notes' GRPO"] == "grpo" and t.loc["beta", "lecture notes' GRPO"] == 0.04
-    differ = set(t.index[~t["same as the lecture notes?"]])
+    assert t.loc["loss_type", "course's GRPO"] == "grpo" and t.loc["beta", "course's GRPO"] == 0.04
+    differ = set(t.index[~t["same as the course's GRPO?"]])
     assert {"loss_type", "beta", "vllm_importance_sampling_correction"} <= differ
     assert {"scale_rewards", "importance_sampling_level", "num_iterations", "epsilon", "epsilon_high"}.isdisjoint(differ)
     assert t["notebook"].str.len().gt(0).all()

@@ -84,15 +84,15 @@ EXERCISES = (
         title=Text("Which tokens does a SAPO gate still push?", "SAPO 的门函数还推动哪些 token？"),
         prompt=Text("A token with Â = +1 and ρ = 1.5 (far outside GRPO's [0.8, 1.2]). Under SAPO's gate σ(τ(ρ−1))·4/τ, "
                     "which tokens still receive a push: `\"inside\"` (only those with ρ inside a clip range) or "
-                    "`\"every\"` (every token, less and less as ρ moves away)?",
+                    "`\"every\"` (every token, with a weight that falls further and further below ρ·Â as ρ moves away)?",
                     "一个 Â = +1、ρ = 1.5 的 token（远在 GRPO 的 [0.8, 1.2] 之外）。在 SAPO 的门函数 σ(τ(ρ−1))·4/τ 下，"
-                    "哪些 token 仍然被推动：`\"inside\"`（只有 ρ 在裁剪区间内的）还是 `\"every\"`（所有 token，ρ 越远推得越轻）？"),
+                    "哪些 token 仍然被推动：`\"inside\"`（只有 ρ 在裁剪区间内的）还是 `\"every\"`（所有 token，ρ 越远，权重比 ρ·Â 小得越多）？"),
         hints=(Text("Differentiate σ(τ(ρ − 1)): is the derivative of a sigmoid ever exactly 0?",
                     "对 σ(τ(ρ − 1)) 求导：sigmoid 的导数会恰好为 0 吗？"),),
         options=(Option("inside", Text("only inside a clip range", "只有裁剪区间内的"),
                         Text("That is the hard clip of eq. (3). SAPO has no clip range: a smooth gate replaces it.",
                              "那是式 (3) 的硬裁剪。SAPO 没有裁剪区间：一个平滑的门函数代替了它。")),
-                 Option("every", Text("every token, less as ρ moves away", "所有 token，ρ 越远推得越轻"))),
+                 Option("every", Text("every token, further below ρ·Â as ρ moves away", "所有 token，ρ 越远，比 ρ·Â 小得越多"))),
         correct=_sapo_key, explain=_sapo_text,
     ),
     Predict(

@@ -37,6 +37,8 @@ ANCHORS: dict[str, tuple[tuple[str, str], ...]] = {
     "lm.kl_sign": (("06_grpo_llm", "4110b7b4"),),                   # "## 3 · Train, watching it live" (KL column)
     "lm.broken_run": (("06_grpo_llm", "557f372d"),),                # "Three deliberately broken runs"
     "real.extract_answer": (("08_grpo_real_lm", "d8f04374"),),      # "## 2 · The verifier reads a free-text reply"
+    "beyond.sapo_pushes": (("09_after_the_lecture", "c8ea00ce"),),   # the push curves of §1
+    "beyond.clip_higher_mu1": (("09_after_the_lecture", "dd10f2de"),),   # TRL's defaults table (num_iterations row)
 }
 
 # exercises of the Exercises section that go to another notebook than their home one when it exists

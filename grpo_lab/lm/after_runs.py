@@ -93,7 +93,7 @@ def verdicts(cmp: pd.DataFrame) -> list[str]:
         ci = f"{r.difference:+.4f} [{r.ci_low:+.4f}, {r.ci_high:+.4f}] (95 % t-interval, n = {r.n})"
         if r.detectable:
             word = "higher" if r.difference > 0 else "lower"
-            out.append(f"{cond}: {r.column} {word} than {r['vs']} by {ci}")
+            out.append(f"{cond}: {r.column} {word} than {r['vs']}, difference {ci}")
         else:
             out.append(f"{cond}: no detectable difference in {r.column} from {r['vs']} at n = {r.n}: {ci}")
     return out

@@ -3,7 +3,7 @@
 :mod:`grpo_lab.lm.handoff` builds its TRL / verl arguments from rows; the rows of notebook 09's
 knobs live here (the policy loss — CISPO, SAPO, GMPO —, the sampler/trainer correction TIS/MIS,
 the induced sampler mismatch), with the row type :class:`Row` both modules share. TRL's
-defaults beside the lecture notes' GRPO: :mod:`grpo_lab.lm.trl_defaults`.
+defaults beside the course's GRPO preset: :mod:`grpo_lab.lm.trl_defaults`.
 """
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""TRL 1.16's defaults beside the lecture notes' GRPO (notebook 09), generated from the hand-off.
+"""TRL 1.16's defaults beside the course's GRPO preset (notebook 09), generated from the hand-off.
 
 :data:`TRL_DEFAULTS` is what ``trl.GRPOConfig()`` gives when a knob is not passed (checked
 against the installed TRL by ``tests/test_handoff_beyond.py``); :func:`trl_defaults_table`
-sets each beside the lecture notes' GRPO as :func:`grpo_lab.lm.handoff.to_trl_kwargs` spells
+sets each beside the course's GRPO preset as :func:`grpo_lab.lm.handoff.to_trl_kwargs` spells
 it, and says what the default changes and which notebook shows it. The GRPOConfig that
 reproduces TRL's defaults (:func:`trl_default_config`) is translated by the same code, and the
 table refuses to build if that translation stops giving TRL's defaults, so it cannot drift.
@@ -13,7 +13,7 @@ from grpo_lab.lm.config import GRPOConfig
 from grpo_lab.lm.handoff import to_trl_kwargs
 
 # ---------------------------------------------------------------------------------
-# TRL's defaults beside the lecture notes' GRPO
+# TRL's defaults beside the course's GRPO preset
 # ---------------------------------------------------------------------------------
 # What trl.GRPOConfig() gives for the knobs of the recipe (TRL 1.16; tests read them from the installed TRL).
 TRL_DEFAULTS = {"loss_type": "dapo", "beta": 0.0, "scale_rewards": "group", "importance_sampling_level": "token",
@@ -21,18 +21,19 @@ TRL_DEFAULTS = {"loss_type": "dapo", "beta": 0.0, "scale_rewards": "group", "imp
                 "vllm_importance_sampling_correction": True, "vllm_importance_sampling_mode": "sequence_mask",
                 "vllm_importance_sampling_clip_max": 3.0}
 
-# knob -> (what TRL's default changes relative to the lecture notes' GRPO, the notebook that shows it)
+# knob -> (what TRL's default changes relative to the course's GRPO preset, the notebook that shows it)
 _MEANING = {
     "loss_type": ("'dapo' = token-mean (eq. 7) over the whole batch instead of eq. (6)'s seq-mean: long responses "
                   "weigh more, no 1/|y_i| length bias", "05 (length bias), 07 (one batch, every method)"),
-    "beta": ("no KL term and no reference model at all (the lecture notes' GRPO has β = 0.04, eq. 2/5)",
+    "beta": ("no KL term and no reference model at all (the course's GRPO preset has β = 0.04, DeepSeekMath's value; "
+             "lecture notes 000 eq. (2) leaves β symbolic)",
              "04 (the loss), 06 (KL column)"),
     "scale_rewards": ("÷ group std as in eq. (1), but the sample std (÷ G−1), not the lecture notes' population std",
                       "03 (group advantage)"),
     "importance_sampling_level": ("token ratio ρ_{i,t} (eq. 4), not GSPO's sequence ratio", "07 (GSPO)"),
     "num_iterations": ("μ = 1: π_θold = π_θ, ρ ≡ 1, the clip never fires; only ∇ρ survives",
                        "04 (inner steps), 09 (why clip-higher needs μ > 1 here)"),
-    "epsilon": ("ε_low = 0.2, the lecture notes' ε", "04"),
+    "epsilon": ("ε_low = 0.2, the course preset's ε (lecture notes 000 eq. (3) leaves ε symbolic)", "04"),
     "epsilon_high": ("None = ε_low: symmetric, no clip-higher unless you pass 0.28", "07, 09"),
     "vllm_importance_sampling_correction": ("with vLLM, every token's loss is re-weighted by π_θold/π_vLLM: a "
                                             "correction the lecture notes do not have", "09"),
@@ -51,7 +52,7 @@ def trl_default_config(**overrides) -> GRPOConfig:
 
 
 def trl_defaults_table():
-    """A ``pandas.DataFrame``: per knob, TRL 1.16's default, the lecture notes' GRPO as the hand-off
+    """A ``pandas.DataFrame``: per knob, TRL 1.16's default, the course's GRPO preset as the hand-off
     spells it (``to_trl_kwargs(GRPOConfig.preset("grpo"))``), what the default changes, the notebook.
 
     The "TRL default" column is the translation of :func:`trl_default_config` (so a mapping that
@@ -66,8 +67,8 @@ def trl_defaults_table():
             raise AssertionError(f"trl_default_config() no longer translates to TRL's default {knob}={value!r} "
                                  f"(got {default.get(knob)!r}): the hand-off and this table disagree")
         what, nb = _MEANING[knob]
-        rows.append({"TRL knob": knob, "TRL default": value, "lecture notes' GRPO": lecture.get(knob, "—"),
-                     "same as the lecture notes?": _same(knob, lecture, TRL_DEFAULTS),
+        rows.append({"TRL knob": knob, "TRL default": value, "course's GRPO": lecture.get(knob, "—"),
+                     "same as the course's GRPO?": _same(knob, lecture, TRL_DEFAULTS),
                      "what the default changes": what, "notebook": nb})
     return pd.DataFrame(rows).set_index("TRL knob")
 
@@ -78,9 +79,6 @@ def _same(knob: str, a: dict, b: dict) -> bool:
         v = d.get(knob)
         return d.get("epsilon") if knob == "epsilon_high" and v is None else v
     return val(a) == val(b)
-
-
-    return pd.DataFrame(rows).set_index("TRL knob")
 
 
 __all__ = ["TRL_DEFAULTS", "trl_default_config", "trl_defaults_table"]

@@ -13,8 +13,9 @@ is one function here, selected in :func:`grpo_lab.losses.grpo_loss` by ``policy_
              cap·Â·∇log π instead of 0 (:func:`cispo_weight`).
 ``sapo``     SAPO (Qwen, arXiv:2511.20347): ℓ = f_τ(ρ)·Â with the soft gate
              f_τ(ρ) = σ(τ(ρ−1))·4/τ (τ_pos for Â > 0, τ_neg otherwise) instead of a hard
-             clip: the gradient weight f'_τ(ρ)·ρ = 4ρ·σ(1−σ) is 1 at ρ = 1 and decays
-             smoothly, never exactly 0 (:func:`sapo_gate`).
+             clip: the gradient weight f'_τ(ρ)·ρ = 4ρ·σ(1−σ) is 1 at ρ = 1, stays below
+             ρ (for ρ ≠ 1) and is never exactly 0; it is not monotone (τ = 1: 1.41 at ρ = 1.5,
+             about 1.57 at ρ = 2, then it decays) (:func:`sapo_gate`).
 ``gmpo``     GMPO (arXiv:2507.20673): one ratio per response, the geometric mean of the
              token ratios, each token's log-ratio clipped to [−ε_low, ε_high] *in log
              space* on the side that matters for sign(Â): ℓ_i = Â_i·exp(mean_t log ρ̃_{i,t}).
@@ -23,7 +24,9 @@ is one function here, selected in :func:`grpo_lab.losses.grpo_loss` by ``policy_
 Conventions, and where TRL 1.16 / verl 0.9.1 differ (read for the formulas, not copied):
 
 * **CISPO's cap.** Here ``cispo_cap`` is the largest weight itself (TRL's
-  ``epsilon_high`` when ``loss_type="cispo"``, recommended 5.0; TRL has no lower bound).
+  ``epsilon_high`` when ``loss_type="cispo"``; TRL's docs recommend 5.0, after ScaleRL,
+  arXiv:2510.13786; TRL has no lower bound). The MiniMax-M1 paper writes a two-sided clip of
+  the weight and leaves the lower bound loose in practice.
   verl's ``cispo`` clips the weight to [1 − clip_ratio_low, 1 + clip_ratio_high] — a
   lower bound too, and ε in the 1 + ε sense. A cap below 1 is legal but shrinks even
   on-policy tokens (ρ = 1): almost surely ε written where 1 + ε was meant, so it warns.
@@ -36,7 +39,8 @@ Conventions, and where TRL 1.16 / verl 0.9.1 differ (read for the formulas, not 
   by |y_i| + 1e-8 and averages over every row (empty ones included) whatever
   ``loss_agg_mode`` says; here GMPO is eq. (6)'s seq-mean over the non-empty rows, which is
   the same number when no row is empty. ε_low / ε_high are *log-space* bounds for GMPO
-  (the paper's 0.4 means ρ ∈ [e^−0.4, e^0.4] = [0.67, 1.49]).
+  (the paper's 0.4 means ρ ∈ [e^−0.4, e^0.4] = [0.67, 1.49]); verl reads them from
+  ``clip_ratio_low`` / ``clip_ratio_high`` (0.2 unless set), so the paper's 0.4 must be passed.
 * **Rollout correction** (:func:`rollout_is_weights`): TRL's
   ``vllm_importance_sampling_mode`` names (``token_truncate`` = TIS, ``token_mask`` /
   ``sequence_mask`` = MIS, …) with ``clip_max`` / ``clip_min``; the sequence modes use the

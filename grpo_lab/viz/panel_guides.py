@@ -75,8 +75,8 @@ PANEL_GUIDES = {
         "先看 'seed groups'（同策略），再选 'stale (off-policy)'。",
         'GRPO and DAPO beside CISPO, SAPO and GMPO: lengths, Â_i, each answer\'s total push, and the push on every token.',
         'GRPO、DAPO 与 CISPO、SAPO、GMPO 并列：长度、Â_i、每条回答的总推力，以及每个 token 的推力。',
-        'On policy the token pushes agree (ρ = 1); in the stale batch CISPO and SAPO leave no holes where GRPO clips, and GMPO moves whole answers.',
-        '同策略时各 token 的推力一致（ρ = 1）；在异策略批次中，GRPO 裁剪之处 CISPO 与 SAPO 不留空洞，GMPO 则整条回答一起变化。',
+        "On policy (ρ = 1) SAPO and GMPO push exactly as GRPO, and CISPO exactly as DAPO (the two aggregations still differ); in the stale batch CISPO and SAPO leave no holes where GRPO clips, and GMPO scales each answer by its geometric-mean ratio, with a hole only where a token's log-ratio passes ±0.4.",
+        '同策略时（ρ = 1）SAPO 与 GMPO 的推力与 GRPO 完全相同，CISPO 与 DAPO 完全相同（两种聚合方式仍然不同）；在异策略批次中，GRPO 裁剪之处 CISPO 与 SAPO 不留空洞，GMPO 按每条回答的几何平均比率缩放整条回答，只在某个 token 的对数比率超出 ±0.4 时留下空洞。',
     ),
     "family.credit": see(  # CreditPanel
         'Drag λ from its start, 0.95, down to 0, then up to 1.',
