@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import warnings
 
@@ -65,6 +66,7 @@ def _on_sigterm(signum, frame):
 def _stopped(ap, e: KeyboardInterrupt, trainer) -> int:
     """One line for Ctrl-C / SIGTERM, never a traceback; exit 130 (SIGINT) or 143 (SIGTERM)."""
     how = "terminated (SIGTERM)" if isinstance(e, Terminated) else "interrupted"
+    signal.signal(signal.SIGINT, signal.SIG_IGN)      # the way out is decided: a second Ctrl-C must not cut it short
     if trainer is None:
         print(f"{ap.prog}: {how} during start-up, before the first step; nothing was trained (run the same "
               f"command again; the warm start is cached once it has finished)", file=sys.stderr)
