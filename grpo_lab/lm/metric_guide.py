@@ -60,7 +60,7 @@ GUIDE = (
                      "(÷σ on noisy rewards; drop the ÷σ as Dr. GRPO does)",
                      "大多数组已退化却仍约 0.8：噪声拿到了单位大小的优势（噪声奖励上 ÷σ；像 Dr. GRPO 那样去掉 ÷σ）")),
     MetricGuide("entropy",
-                Text("falls slowly, ≈ 0.15 → 0.1 nats per token here", "缓慢下降，这里约 0.15 → 0.1 nats/token"),
+                Text("falls slowly, ≈ 0.15 → 0.07–0.1 nats per token here", "缓慢下降，这里约 0.15 → 0.07–0.1 nats/token"),
                 Text("≈ log(vocabulary) ≈ 2.9: the model is still random; a collapse together with a falling reward: "
                      "the learning rate is too high",
                      "约为 log(词表) ≈ 2.9：模型仍是随机的；与奖励一起崩塌：学习率过高")),
