@@ -161,9 +161,11 @@ EXERCISES = (
                                      "of a long response would explode.",
                                      "这是乘积 π_θ(y)/π_old(y)，没有 1/|y_i| 次方：长回答的序列比率会爆炸。"),
                      lambda: float(np.prod(GSPO_RHO)))),
-        explain=lambda: tr(f"s = {_gspo_s():.4f}: inside [0.8, 1.2], so with ε = 0.2 no token of this response is clipped, "
-                           "although the token at ρ = 1.3 would be under eq. (3). GSPO clips whole responses.",
-                           f"s = {_gspo_s():.4f}：在 [0.8, 1.2] 之内，所以 ε = 0.2 时这条回答没有一个 token 被裁剪，"
-                           "尽管 ρ = 1.3 的那个 token 在式 (3) 下会被裁剪。GSPO 裁剪的是整条回答。"),
+        explain=lambda: tr(f"s = {_gspo_s():.4f}: inside [0.8, 1.2], so with ε = 0.2 this response is not clipped, "
+                           "although under eq. (3) the token at ρ = 1.3 would be (if Â > 0). With GSPO's own ε "
+                           "(3e-4 / 4e-4) the whole response would be clipped when Â > 0: GSPO clips whole responses.",
+                           f"s = {_gspo_s():.4f}：在 [0.8, 1.2] 之内，所以 ε = 0.2 时这条回答不被裁剪，"
+                           "尽管在式 (3) 下 ρ = 1.3 的那个 token 会被裁剪（若 Â > 0）。用 GSPO 自己的 ε（3e-4 / 4e-4）时，"
+                           "Â > 0 的这条回答会被整条裁剪：GSPO 裁剪的是整条回答。"),
     ),
 )

@@ -14,9 +14,9 @@ PANELS = (("reward_mean", "reward (mean r_i)", "linear"), ("frac_all_wrong", "al
 BROKEN_WHAT_TO_SEE = see(
     "Nothing to move: find, for each coloured run, the panel where it leaves the black (healthy) curve.",
     "不用动任何控件：为每条彩色曲线找出它偏离黑色（正常）曲线的那个面板。",
-    "No warm start (grey): reward 0 and every group all-wrong. ÷σ on noisy rewards (orange): the reward looks "
+    "No warm start (grey): reward ≈ 0 and nearly every group all-wrong. ÷σ on noisy rewards (orange): the reward looks "
     "healthy but mean |Â| is three times too large. Learning rate too high (purple): KL explodes, the reward collapses.",
-    "没有热启动（灰）：奖励为 0，几乎每组全错。噪声奖励上 ÷σ（橙）：奖励看起来正常，但平均 |Â| 大了三倍。学习率过高（紫）：KL 爆炸，奖励崩溃。",
+    "没有热启动（灰）：奖励约为 0，几乎每组全错。噪声奖励上 ÷σ（橙）：奖励看起来正常，但平均 |Â| 大了三倍。学习率过高（紫）：KL 爆炸，奖励崩溃。",
     "A run can look fine on the reward curve and still be broken: the orange run is caught only by mean |Â|.",
     "奖励曲线看起来没问题的运行也可能是坏的：橙色那条只有平均 |Â| 能看出来。",
 )

@@ -33,9 +33,9 @@ COMPARE_WHAT_TO_SEE = see(
     "Reward, the lengths of correct (solid) and incorrect (dashed) responses, and the degenerate-group shares "
     "of the eq. (6) and eq. (7) runs, from the same first batch.",
     "式 (6) 与式 (7) 两次运行（第一批完全相同）的奖励、正确（实线）与错误（虚线）回答的长度、以及退化组占比。",
-    "The curves overlap within noise: answers of 2–4 tokens leave the length bias (长度偏差) no room; notebook 05 "
+    "The curves overlap within noise: answers of 2–4 tokens leave the length bias (长度偏差) little room; notebook 05 "
     "shows where it bites.",
-    "曲线在噪声范围内重合：2–4 个 token 的回答让长度偏差没有施展空间；它在哪里起作用见 notebook 05。",
+    "曲线在噪声范围内重合：2–4 个 token 的回答让长度偏差几乎没有施展空间；它在哪里起作用见 notebook 05。",
 )
 
 # difficulty levels: neither a method nor a push (grpo_lab.methods reserves those colours)
