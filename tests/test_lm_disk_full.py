@@ -172,8 +172,11 @@ def test_a_marker_that_cannot_be_written_is_one_line(cfg, tmp_path, monkeypatch)
 def _spawn(args, cache_dir):
     env = {**os.environ, "GRPO_LAB_CACHE": str(cache_dir), "OMP_NUM_THREADS": "1",
            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    # a student's shell starts the CLI with Ctrl-C at its default; a test runner's worker may ignore
+    # SIGINT, and a child inherits that (Python then never raises KeyboardInterrupt): restore it
     return subprocess.Popen([sys.executable, "-m", "grpo_lab", "train", *args, *FLAGS], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def _wait_for(cond, p, timeout=240):
