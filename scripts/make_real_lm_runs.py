@@ -209,7 +209,7 @@ def main(argv=None) -> int:
 
     from grpo_lab.lm import real_runs as R
 
-    torch.set_num_threads(1)
+    torch.set_num_threads(R.TRAIN["threads"])        # evaluations use the trainer's thread count
     # import every module the jobs use now, and take the code version now: what this process runs is
     # what its files record, even if the working tree is edited while it runs
     import grpo_lab.lm.lora, grpo_lab.lm.trainer, grpo_lab.lm.evaluation, grpo_lab.lm.chat_tasks  # noqa: F401,E401

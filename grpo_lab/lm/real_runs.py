@@ -49,7 +49,7 @@ EVAL_SEED = 1234                     # the held-out set's draw
 
 # Training settings shared by every run (sized for a 2-core CPU; a GPU runs the same list faster).
 TRAIN = dict(model=MODEL, chat_levels=LEVELS, prompts_per_step=8, G=8, max_new=64, steps=40, lr=2e-5,
-             lr_warmup=0, threads=1, progress=False, chat_eval_per_level=2, checkpoint_every=2,
+             lr_warmup=0, threads=2, progress=False, chat_eval_per_level=2, checkpoint_every=2,
              checkpoint_seconds=300.0)
 
 
