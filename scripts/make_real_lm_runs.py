@@ -195,6 +195,16 @@ def do_run(d: Path, runs_dir: Path, run, temp: float, log) -> None:
     held = ChatTask(levels=R.LEVELS).heldout(R.EVAL_PER_LEVEL, seed=R.EVAL_SEED)
     run_eval(d, run.name, tr.policy, tr.tok, held, temperature=temp,
              settings={"job": "after", "run": run.name, "levels": R.LEVELS, "per_level": R.EVAL_PER_LEVEL}, log=log)
+    # the evaluation is what the notebook reads; the weights (≈ 5 GB per full fine-tuning run: π_ref and
+    # three checkpoints with AdamW state) would fill the disk over 12 runs, so they go once it is written
+    import shutil
+
+    freed = sum(f.stat().st_size for sub in ("checkpoints", "ref") for f in (out / sub).rglob("*") if f.is_file())
+    for sub in ("checkpoints", "ref"):
+        shutil.rmtree(out / sub, ignore_errors=True)
+    meta["weights_removed_after_eval_mb"] = round(freed / 2**20)
+    meta_path.write_text(json.dumps(meta, indent=1, default=float))
+    log(f"{run.name}: evaluated; removed its weights ({freed / 2**30:.1f} GB)")
 
 
 def main(argv=None) -> int:
