@@ -21,9 +21,24 @@ def test_the_cache_has_every_run_and_step(runs):
     assert (runs.groupby("run")["step"].max() == broken_runs.BASE["steps"]).all()
 
 
+# after its collapse the lr_high run is all-wrong in about 9 groups of 10 (0.92 over its last 20 steps in the
+# cached file; the no_signal threshold is 0.9), so no_signal may come with its own two flags
+MAY_ALSO = {"lr_high": ["no_signal"]}
+
+
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_each_broken_run_raises_its_red_flags_and_only_those(runs, name):
-    assert metric_guide.red_flags(runs[runs["run"] == name]) == EXPECTED[name]
+    flags = metric_guide.red_flags(runs[runs["run"] == name])
+    assert set(EXPECTED[name]) <= set(flags) <= set(EXPECTED[name]) | set(MAY_ALSO.get(name, []))
+
+
+def test_noise_is_judged_by_the_verifier_not_by_the_noisy_rewards(runs):
+    noisy = runs[runs["run"] == "noisy_std"]
+    assert noisy["frac_informative"].tail(20).mean() > 0.95        # noise makes every group's rewards differ
+    share = metric_guide.informative_by_correctness(noisy).tail(20).mean()
+    assert 0.2 < share < 0.5                                        # the verifier: about a third have signal
+    assert metric_guide.noise_amplification(noisy) > 2.0 > 1.0 > metric_guide.noise_amplification(
+        runs[runs["run"] == "healthy"])
 
 
 def test_the_noisy_run_looks_healthy_on_the_reward(runs):

@@ -103,17 +103,32 @@ def _window(df: pd.DataFrame, col: str, last: bool, n: int) -> float:
     return float((s.tail(n) if last else s.head(n)).mean())
 
 
+def informative_by_correctness(df: pd.DataFrame) -> pd.Series:
+    """Per step, the share of groups whose replies are not all correct nor all wrong.
+
+    ``frac_informative`` counts groups whose *rewards* differ (what dynamic sampling and the gradient
+    see). With noise on the rewards every group's rewards differ, so that column reads 1 exactly when
+    ÷σ is turning noise into advantages; the verifier's verdicts say which groups had something to
+    teach. Without ``frac_all_correct`` / ``frac_all_wrong`` columns, ``frac_informative`` is used.
+    """
+    if "frac_all_correct" in df and "frac_all_wrong" in df:
+        return 1.0 - df["frac_all_correct"] - df["frac_all_wrong"]
+    return df["frac_informative"]
+
+
 def noise_amplification(df: pd.DataFrame, *, window: int = 20) -> float:
     """Mean |Â_i| per response of an informative group in the loss, over the last ``window`` steps.
 
     With 0/1 rewards and ÷σ it is at most 1 (|z| averages to ≤ 1 when the std is the population
     one); well above 1 means degenerate groups received advantages, i.e. ÷σ is amplifying noise.
-    ``adv_abs_mean`` averages over the responses *in the loss*: without dynamic sampling those are
-    all groups (so divide by ``frac_informative``); with it, the degenerate groups were dropped
-    before the loss (``n_groups`` sampled, ``n_groups_used`` kept), so the share of informative
-    groups in the loss is ``frac_informative · n_groups / n_groups_used``, capped at 1.
+    "Informative" is judged by the verifier (:func:`informative_by_correctness`), not by the
+    rewards, which noise makes all different. ``adv_abs_mean`` averages over the responses *in the
+    loss*: without dynamic sampling those are all groups (so divide by the informative share); with
+    it, the degenerate groups were dropped before the loss (``n_groups`` sampled, ``n_groups_used``
+    kept), so the share of informative groups in the loss is that share · ``n_groups / n_groups_used``,
+    capped at 1.
     """
-    share = df["frac_informative"]
+    share = informative_by_correctness(df)
     if "n_groups" in df and "n_groups_used" in df:
         share = (share * df["n_groups"] / df["n_groups_used"].clip(lower=1)).clip(upper=1.0)
     tail = df.assign(_share=share).sort_values("step").tail(window)
@@ -164,12 +179,12 @@ def diagnose(df: pd.DataFrame, *, window: int = 20) -> pd.DataFrame:
     under ``set_language("zh")`` it shows itself in Chinese (:mod:`grpo_lab.i18n_table`)."""
     end = lambda c: _window(df, c, True, window)      # noqa: E731
     start = lambda c: _window(df, c, False, window)   # noqa: E731
-    degenerate = 1.0 - end("frac_informative")
+    degenerate = 1.0 - float(informative_by_correctness(df.sort_values("step").tail(window)).mean())
     amplification = noise_amplification(df, window=window)
     len_col = "len_incorrect" if "len_incorrect" in df and df["len_incorrect"].notna().sum() >= 2 else "len_mean"
     growth = end(len_col) - start(len_col)
-    values = {"degenerate": (Text(f"1 − frac_informative = {degenerate:.2f}",
-                                  f"1 − frac_informative = {degenerate:.2f}"), degenerate > 0.5),
+    what = "frac_all_correct + frac_all_wrong" if "frac_all_wrong" in df else "1 − frac_informative"
+    values = {"degenerate": (Text(f"{what} = {degenerate:.2f}", f"{what} = {degenerate:.2f}"), degenerate > 0.5),
               "noise": (Text(f"mean |Â| per informative response = {amplification:.2f} (÷σ on 0/1 rewards: ≲ 1)",
                              f"每条有信息量的回答的平均 |Â| = {amplification:.2f}（0/1 奖励上 ÷σ：≲ 1）"),
                         amplification > 1.5),
