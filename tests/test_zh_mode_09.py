@@ -13,16 +13,9 @@ from grpo_lab import set_language
 from grpo_lab.exercises import nb09
 from grpo_lab.lm import after_runs
 from grpo_lab.lm.trl_defaults import trl_defaults_table
-from test_zh_mode import _cells, english_runs
+from test_zh_mode import _cells, english_runs, zh  # noqa: F401  (zh: the Chinese-mode fixture)
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
-
-
-@pytest.fixture
-def zh():
-    set_language("zh")
-    yield
-    set_language("en")
 
 
 @pytest.fixture(scope="module")
