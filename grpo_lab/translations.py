@@ -46,9 +46,7 @@ _MARK = re.compile(r"^<!-- zh-cell (?P<nb>\S+) (?P<id>\S+) sha=(?P<sha>[0-9a-f]{
 # English notebooks whose Chinese twin does not exist yet, with the reason. check() reports such a
 # notebook as "pending" (not "missing") while the twin is absent; once the twin is written, the
 # entry must go (tests/test_translations.py fails on a pending notebook that has a twin).
-PENDING = {
-    "09_after_the_lecture.ipynb": "new in this round (issue 22); translated with the other notebooks by the Chinese issue (23, part 4)",
-}
+PENDING: dict[str, str] = {}
 
 # The Chinese edition is translated last (issue 23, part 4): while this names the issue, markdown cells
 # whose English changed ("stale") or is new ("untranslated") are the translator's backlog, listed by

@@ -61,7 +61,8 @@ def test_every_english_notebook_has_a_twin_and_no_orphans():
     assert set(T.PENDING) <= every, "translations.PENDING names a notebook that does not exist"
 
 
-def test_a_pending_twin_is_reported_as_pending_not_missing(tmp_path):
+def test_a_pending_twin_is_reported_as_pending_not_missing(tmp_path, monkeypatch):
+    monkeypatch.setattr(T, "PENDING", {"99_new.ipynb": "a new notebook, translated later"})   # PENDING may be empty
     en = tmp_path / "notebooks" / next(iter(T.PENDING))
     other = tmp_path / "notebooks" / "03_group_advantage.ipynb"
     en.parent.mkdir(parents=True)

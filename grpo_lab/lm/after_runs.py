@@ -5,7 +5,9 @@ experiment, condition and seed), ``after_runs.json`` (settings, code version), `
 (the mismatch of three samplers on the tiny LM, no training) and, when measured,
 ``after_mismatch_real.csv`` (SmolLM2-135M). :func:`compare` pairs every condition with a base
 condition seed by seed and gives the mean difference with a 95 % t-interval; :func:`verdicts` turns
-that into sentences that claim a difference only where the interval excludes 0.
+that into sentences that claim a difference only where the interval excludes 0. What a student reads
+(the verdicts, the settings, the final table's view) follows :func:`grpo_lab.set_language`; the frames'
+labels that code reads stay English.
 """
 from __future__ import annotations
 
@@ -14,6 +16,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from grpo_lab.i18n import tr
+from grpo_lab.i18n_table import localized
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 # 97.5 % quantiles of Student's t by degrees of freedom (a 95 % two-sided interval); scipy is not required
@@ -38,9 +43,11 @@ def settings() -> dict:
 def describe_settings(experiment: str) -> str:
     """One line per condition of ``experiment``: its preset and the overrides it ran with."""
     meta = settings()
-    lines = [f"{experiment}: base {meta['base']}, code {str(meta.get('git_commit'))[:10]}"]
+    commit = str(meta.get("git_commit"))[:10]
+    lines = [tr(f"{experiment}: base {meta['base']}, code {commit}",
+                f"{experiment}：基础设置 {meta['base']}，代码版本 {commit}")]
     for cond, kw in meta["conditions"][experiment].items():
-        lines.append(f"  {cond}: " + ", ".join(f"{k}={v}" for k, v in kw.items()))
+        lines.append(f"  {cond}{tr(': ', '：')}" + ", ".join(f"{k}={v}" for k, v in kw.items()))
     return "\n".join(lines)
 
 
@@ -55,15 +62,26 @@ def per_seed(df: pd.DataFrame, column: str, last: int | None = None) -> pd.DataF
     return tail.groupby(["condition", "seed"])[column].mean().unstack()
 
 
+_STATS_ZH = {"mean": "均值", "min": "最小", "max": "最大", "n seeds": "随机种子数"}
+
+
 def final_table(df: pd.DataFrame, columns, last: int = 10) -> pd.DataFrame:
-    """Per condition: mean, min and max over seeds of each column (eval_* as recorded; others over the last steps)."""
+    """Per condition: mean, min and max over seeds of each column (eval_* as recorded; others over the last steps).
+    Code reads the English labels (``("eval_greedy_acc", "mean")``); in Chinese mode it shows 均值 / 最小 / 最大."""
     out = {}
     for c in columns:
         t = per_seed(df, c, None if c.startswith("eval_") else last)
-        out[(c, "mean")], out[(c, "min")], out[(c, "max")] = t.mean(1), t.min(1), t.max(1)
+        out[(c, "mean")], out[(c, "min")], out[(c, "max")] = t.mean(axis=1), t.min(axis=1), t.max(axis=1)
     res = pd.DataFrame(out)
-    res["n seeds"] = df.groupby("condition").seed.nunique()
-    return res
+    res[("n seeds", "")] = df.groupby("condition").seed.nunique()
+
+    def zh_view():
+        view = res.copy()
+        view.columns = pd.MultiIndex.from_tuples([(_STATS_ZH.get(a, a), _STATS_ZH.get(b, b)) for a, b in view.columns])
+        view.index.name = "条件"
+        return view
+
+    return localized(res, zh_view)
 
 
 def compare(df: pd.DataFrame, column: str, base: str, last: int | None = None) -> pd.DataFrame:
@@ -90,12 +108,15 @@ def verdicts(cmp: pd.DataFrame) -> list[str]:
     """One sentence per row of :func:`compare`: a direction only where the interval excludes 0."""
     out = []
     for cond, r in cmp.iterrows():
-        ci = f"{r.difference:+.4f} [{r.ci_low:+.4f}, {r.ci_high:+.4f}] (95 % t-interval, n = {r.n})"
+        interval = f"{r.difference:+.4f} [{r.ci_low:+.4f}, {r.ci_high:+.4f}]"
+        ci = tr(f"{interval} (95 % t-interval, n = {r.n})", f"{interval}（95 % t 区间，n = {r.n}）")
         if r.detectable:
-            word = "higher" if r.difference > 0 else "lower"
-            out.append(f"{cond}: {r.column} {word} than {r['vs']}, difference {ci}")
+            word = tr("higher", "高") if r.difference > 0 else tr("lower", "低")
+            out.append(tr(f"{cond}: {r.column} {word} than {r['vs']}, difference {ci}",
+                          f"{cond}：{r.column} 比 {r['vs']} {word}，差值 {ci}"))
         else:
-            out.append(f"{cond}: no detectable difference in {r.column} from {r['vs']} at n = {r.n}: {ci}")
+            out.append(tr(f"{cond}: no detectable difference in {r.column} from {r['vs']} at n = {r.n}: {ci}",
+                          f"{cond}：{r.column} 与 {r['vs']} 相比，n = {r.n} 时没有可检测的差异：{ci}"))
     return out
 
 
