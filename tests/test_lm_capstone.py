@@ -5,6 +5,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, strategies as st
 import torch
 
 from grpo_lab.advantages import advantages_from_flat
@@ -157,3 +158,30 @@ def test_handoff_refuses_what_trl_and_verl_cannot_express_and_maps_lora():
     assert handoff.to_verl_overrides(lora_cfg)["actor_rollout_ref.model.lora_rank"] == 8
     assert "lora_rank" not in handoff.to_trl_kwargs(lora_cfg)                 # TRL takes a peft_config instead
     assert len(handoff.mapping_table("grpo")) == len(handoff.mapping_table("grpo", lora_rank=0))
+
+
+@given(st.floats(-1, 1), st.floats(0, 1), st.floats(0, 1), st.integers(1, 1000))
+def test_a_claim_says_up_or_down_only_when_its_interval_excludes_zero(v, a, b, n):
+    from grpo_lab.i18n import set_language
+
+    lo, hi = v - a, v + b
+    c = R.claim("x − y, pass@1", (v, lo, hi), n)
+    assert c.detectable == (lo > 0 or hi < 0)
+    text = str(c)
+    assert f"n = {n}" in text and "95 %" in text
+    assert ("no detectable difference" in text) == (not c.detectable)
+    assert (" up by " in text) == (c.detectable and v > 0) and (" down by " in text) == (c.detectable and v < 0)
+    try:
+        set_language("zh")
+        zh = str(c)
+    finally:
+        set_language("en")
+    assert ("检测不到差别" in zh) == (not c.detectable) and f"n = {n}" in zh
+    assert not any(w in zh for w in ("detectable", "interval", " up ", " down "))
+
+
+def test_a_claim_refuses_nan_and_reversed_intervals():
+    with pytest.raises(ValueError, match="diff: value and interval must be finite"):
+        R.claim("x", (float("nan"), 0.0, 1.0), 10)
+    with pytest.raises(ValueError, match="low <= high"):
+        R.claim("x", (0.5, 1.0, 0.0), 10)

@@ -225,12 +225,52 @@ def passk_curve(df: pd.DataFrame, ks=PASS_KS, *, n_boot=2000) -> pd.DataFrame:
                         columns=["k", "value", "lo", "hi"])
 
 
-def claim(what: str, diff: tuple, n: int, unit: str = "") -> str:
-    """A sentence for a difference (value, low, high) at n problems: the interval decides the words."""
-    v, lo, hi = diff
-    if lo <= 0 <= hi:
-        return f"{what}: no detectable difference at n = {n} ({v:+.3f}{unit}, 95 % interval [{lo:+.3f}, {hi:+.3f}])"
-    return f"{what}: {'up' if v > 0 else 'down'} by {abs(v):.3f}{unit} (95 % interval [{lo:+.3f}, {hi:+.3f}], n = {n})"
+@dataclass(frozen=True)
+class Claim:
+    """A difference (value, 95 % interval) at n problems, said in words the interval allows.
+
+    ``detectable`` is False when the interval holds 0; the sentence then says "no detectable difference
+    at n = …" (Chinese: 「n = … 时检测不到差别」) and never "up" or "down". ``str()`` follows
+    :func:`grpo_lab.set_language`; ``what`` and ``unit`` may be bilingual :class:`~grpo_lab.i18n.Text`.
+    """
+
+    what: object
+    value: float
+    lo: float
+    hi: float
+    n: int
+    unit: object = ""
+
+    def __post_init__(self):
+        if not (np.isfinite(self.value) and np.isfinite(self.lo) and np.isfinite(self.hi)):
+            raise ValueError(f"diff: value and interval must be finite numbers; got "
+                             f"({self.value}, {self.lo}, {self.hi}) for {self.what}")
+        if not self.lo <= self.hi:
+            raise ValueError(f"diff: the interval must have low <= high; got [{self.lo}, {self.hi}] for {self.what}")
+
+    @property
+    def detectable(self) -> bool:
+        return not self.lo <= 0 <= self.hi
+
+    def __str__(self) -> str:
+        from grpo_lab.i18n import tr
+
+        w, u = str(self.what), str(self.unit)
+        iv = f"[{self.lo:+.3f}, {self.hi:+.3f}]"
+        if not self.detectable:
+            return tr(f"{w}: no detectable difference at n = {self.n} ({self.value:+.3f}{u}, 95 % interval {iv})",
+                      f"{w}：n = {self.n} 时检测不到差别（{self.value:+.3f}{u}，95 % 区间 {iv}）")
+        up = self.value > 0
+        return tr(f"{w}: {'up' if up else 'down'} by {abs(self.value):.3f}{u} (95 % interval {iv}, n = {self.n})",
+                  f"{w}：{'上升' if up else '下降'} {abs(self.value):.3f}{u}（95 % 区间 {iv}，n = {self.n}）")
+
+    __repr__ = __str__
+
+
+def claim(what, diff: tuple, n: int, unit="") -> Claim:
+    """:class:`Claim` for a difference ``diff`` = (value, low, high) at ``n`` problems."""
+    v, lo, hi = (float(x) for x in diff)
+    return Claim(what, v, lo, hi, int(n), unit)
 
 
 def push_html(tokens: list[str], adv: float, *, scale: float = 2.0) -> str:
@@ -251,4 +291,4 @@ def push_html(tokens: list[str], adv: float, *, scale: float = 2.0) -> str:
 __all__ = ["DATA_DIR", "MODEL", "LEVELS", "EVAL_PER_LEVEL", "PROBE_PER_LEVEL", "EVAL_SAMPLES", "EVAL_MAX_NEW",
            "TEMPERATURES", "EVAL_SEED", "TRAIN", "Run", "RUNS", "RFT", "run_named", "choose_temperature",
            "code_version", "data_dir", "load", "summary_table", "per_problem", "PASS_KS", "jobs_done",
-           "per_problem_values", "passk_curve", "claim", "push_html"]
+           "per_problem_values", "passk_curve", "Claim", "claim", "push_html"]
