@@ -170,7 +170,7 @@ def do_run(d: Path, runs_dir: Path, run, temp: float, log) -> None:
     cfg = run.config(temp, out=str(out))
     meta_path = d / "runs" / f"{run.name}.json"
     meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
-    meta.update(name=run.name, method=run.method, changes=run.changes, seed=run.seed, config=cfg.to_dict(),
+    meta.update(name=run.name, method=run.method, changes=run.changes.en, seed=run.seed, config=cfg.to_dict(),
                 run_folder=str(out), env=_env())
 
     def save_progress(tr, row):

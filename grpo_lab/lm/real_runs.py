@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from grpo_lab import methods
+from grpo_lab.i18n import Text
 from grpo_lab.lm.evaluation import PASS_KS, summarize_problems
 
 DATA_DIR = "real_lm"
@@ -65,7 +66,7 @@ class Run:
 
     name: str
     method: str                     # the registry record its loss comes from
-    changes: str                    # what it changes relative to the GRPO run, in words
+    changes: Text                   # what it changes relative to the GRPO run, in words (both languages)
     seed: int = 0
     overrides: dict = field(default_factory=dict)
 
@@ -82,21 +83,25 @@ def _seeds(name, method, changes, seeds, **overrides):
 
 
 RFT = dict(estimator="rft", adv_scale="none", beta=0.0, kl_metric=True)
+_GRPO = Text("GRPO: Â = (r − mean)/std, eq. (6), β = 0.04", "GRPO：Â = (r − 均值)/标准差，式 (6)，β = 0.04")
+_RFT = Text("RFT baseline: Â = r (1 correct, 0 wrong), no negatives, β = 0; the same samples",
+            "RFT 基线：Â = r（答对为 1，答错为 0），没有负优势，β = 0；采样预算相同")
+_LORA = Text("GRPO with LoRA rank 8 (adapters only), lr 10× (LoRA's usual scaling)",
+             "GRPO，LoRA 秩 8（只训练适配器），学习率为全量微调的 10 倍（LoRA 的常用做法）")
 # In priority order: what a stopped experiment has finished first is what the notebook can show.
 RUNS: tuple[Run, ...] = (
-    *_seeds("grpo", "grpo", "GRPO: Â = (r − mean)/std, eq. (6), β = 0.04", [0]),
-    *_seeds("rft", "grpo", "RFT baseline: Â = r (1 correct, 0 wrong), no negatives, β = 0; the same samples",
-            [0], **RFT),
-    *_seeds("grpo", "grpo", "GRPO: Â = (r − mean)/std, eq. (6), β = 0.04", [1, 2]),
-    *_seeds("lora8", "grpo", "GRPO with LoRA rank 8 (adapters only), lr 10× (LoRA's usual scaling)", [0],
-            lora_rank=8, lr=2e-4),
-    *_seeds("rft", "grpo", "RFT baseline: Â = r (1 correct, 0 wrong), no negatives, β = 0; the same samples",
-            [1, 2], **RFT),
-    *_seeds("dr_grpo", "dr_grpo", "Dr. GRPO: no ÷std and the constant 1/C, β = 0", [0]),
-    *_seeds("no_std", "grpo", "GRPO without ÷std only (adv_scale none); eq. (6), β = 0.04", [0], adv_scale="none"),
-    *_seeds("eq7", "grpo", "GRPO with eq. (7) token-mean only; β = 0.04", [0], agg="token-mean"),
-    *_seeds("lora8", "grpo", "GRPO with LoRA rank 8 (adapters only), lr 10× (LoRA's usual scaling)", [1, 2],
-            lora_rank=8, lr=2e-4),
+    *_seeds("grpo", "grpo", _GRPO, [0]),
+    *_seeds("rft", "grpo", _RFT, [0], **RFT),
+    *_seeds("grpo", "grpo", _GRPO, [1, 2]),
+    *_seeds("lora8", "grpo", _LORA, [0], lora_rank=8, lr=2e-4),
+    *_seeds("rft", "grpo", _RFT, [1, 2], **RFT),
+    *_seeds("dr_grpo", "dr_grpo", Text("Dr. GRPO: no ÷std and the constant 1/C, β = 0",
+                                       "Dr. GRPO：不除以标准差，并用常数 1/C 聚合，β = 0"), [0]),
+    *_seeds("no_std", "grpo", Text("GRPO without ÷std only (adv_scale none); eq. (6), β = 0.04",
+                                   "GRPO，只去掉 ÷标准差（adv_scale none）；式 (6)，β = 0.04"), [0], adv_scale="none"),
+    *_seeds("eq7", "grpo", Text("GRPO with eq. (7) token-mean only; β = 0.04", "GRPO，只把聚合换成式 (7) 批次平均；β = 0.04"),
+            [0], agg="token-mean"),
+    *_seeds("lora8", "grpo", _LORA, [1, 2], lora_rank=8, lr=2e-4),
 )
 
 
