@@ -213,13 +213,20 @@ def main(argv=None) -> int:
     ap.add_argument("--runs-dir", default="/work/runs_capstone", help="run folders with weights (outside the repo)")
     ap.add_argument("--only", default=None, help="comma-separated jobs: probes, before, prompt_only, or run names")
     ap.add_argument("--list", action="store_true", help="print which jobs are done and exit")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="torch CPU threads for every job (default: real_runs.TRAIN['threads'], 1; on a shared CPU "
+                         "one thread wastes least, on an idle 2-core machine 2 is faster); recorded in each file's env")
     args = ap.parse_args(argv)
+    if args.threads is not None and args.threads < 1:
+        raise SystemExit(f"--threads must be a positive integer; got {args.threads}")
 
     import torch
 
     from grpo_lab.lm import real_runs as R
 
-    torch.set_num_threads(R.TRAIN["threads"])        # evaluations use the trainer's thread count
+    if args.threads is not None:
+        R.TRAIN["threads"] = args.threads            # the trainer's and the evaluations' thread count
+    torch.set_num_threads(R.TRAIN["threads"])
     # import every module the jobs use now, and take the code version now: what this process runs is
     # what its files record, even if the working tree is edited while it runs
     import grpo_lab.lm.lora, grpo_lab.lm.trainer, grpo_lab.lm.evaluation, grpo_lab.lm.chat_tasks  # noqa: F401,E401

@@ -56,7 +56,7 @@ EVAL_SEED = 1234                     # the held-out set's draw
 # accuracy on their 12 held-out problems from 0.33 to 0.58-1.0 in all 9 runs; 40 steps would have doubled
 # the list's estimated 25 CPU-hours.
 TRAIN = dict(model=MODEL, chat_levels=LEVELS, prompts_per_step=8, G=8, max_new=64, steps=20, lr=2e-5,
-             lr_warmup=0, threads=2, progress=False, chat_eval_per_level=2, checkpoint_every=2,
+             lr_warmup=0, threads=1, progress=False, chat_eval_per_level=2, checkpoint_every=2,
              checkpoint_seconds=300.0)
 
 
