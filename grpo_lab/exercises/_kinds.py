@@ -158,12 +158,12 @@ class Predict(Exercise):
     def _check(self, answer) -> Feedback:
         if answer is None:
             return self._not_attempted()
-        keys = self.keys()
+        keys = tr(", ", "、").join(map(repr, self.keys()))
         given = self.accepted().get(_norm(answer)) if isinstance(answer, str) else None
         if given is None:
             shown = repr(answer) if isinstance(answer, (str, int, float)) else tr("a ", "一个 ") + type(answer).__name__
-            return self._fb(FAILED, tr(f"answer with one of {', '.join(map(repr, keys))} (a string); got {shown[:60]}.",
-                                       f"请用以下之一作答：{'、'.join(map(repr, keys))}（字符串）；你写的是 {shown[:60]}。"))
+            return self._fb(FAILED, tr(f"answer with one of {keys} (a string); got {shown[:60]}.",
+                                       f"请用以下之一作答：{keys}（字符串）；你写的是 {shown[:60]}。"))
         if given == self.solution():
             return self._fb(PASSED, tr("Right. ", "对。") + self.explain())
         why = next(o.why for o in self.options if o.key == given)
@@ -223,7 +223,7 @@ class Compute(Exercise):
             return self._fb(FAILED, tr(f"expected {self.form}; got {answer!r}.", f"需要的形式：{self.form}；你写的是 {answer!r}。"))
         if got.size != expected.size:
             return self._fb(FAILED, tr(f"expected {expected.size} number(s) ({self.form}); got {got.size}.",
-                                       f"需要 {expected.size} 个数（{self.form}）；你给了 {got.size} 个。"))
+                                       f"需要 {expected.size} 个数（形式：{self.form}）；你给了 {got.size} 个。"))
         got = got.reshape(expected.shape)
         if not np.all(np.isfinite(got)):
             return self._fb(FAILED, tr("your answer contains NaN or inf.", "你的答案里有 NaN 或 inf。"))
@@ -239,10 +239,11 @@ class Compute(Exercise):
                                        f"两位小数是对的，请给三位：本题要求三位小数（检查精度 ±{self.atol:g}）。"),
                             ("two_decimals",))
         off = np.flatnonzero(~np.isclose(got, expected, rtol=0, atol=self.atol).reshape(-1))
-        where = tr("entries " if off.size > 1 else "entry ", "第 ") + tr(", ", "、").join(str(i + 1) for i in off)
+        where = tr(("entries " if off.size > 1 else "entry ") + ", ".join(str(i + 1) for i in off),
+                   "你的答案" if expected.size == 1 else f"第 {'、'.join(str(i + 1) for i in off)} 个数")
         return self._fb(FAILED, tr(f"does not match yet: {where} off by more than {self.atol:g}. "
                                    f"Check again, or ask for a hint: ex.hint(\"{self.id}\").",
-                                   f"{where} 个数的误差超过 {self.atol:g}。再检查一下，"
+                                   f"{where}的误差超过 {self.atol:g}。再检查一下，"
                                    f"或者要一个提示：ex.hint(\"{self.id}\")。"))
 
     def stub_code(self) -> str:
@@ -394,9 +395,10 @@ class Implement(Exercise):
             fb = _grad.check_gradients(self, answer, cases, time.monotonic() + _safety.TIMEOUT_S)
             if fb is not None:
                 return fb
-        return self._fb(PASSED, tr(f"Correct on all {len(cases)} inputs ({', '.join(str(c.label) for c in cases[:4])}, … "
+        first = tr(", ".join(str(c.label) for c in cases[:4]), "、".join(f"「{c.label}」" for c in cases[:4]))
+        return self._fb(PASSED, tr(f"Correct on all {len(cases)} inputs ({first}, … "
                                    "and seeded random ones)" + (", values and gradients." if self.grad_wrt else "."),
-                                   f"全部 {len(cases)} 个输入都正确（{'、'.join(f'「{c.label}」' for c in cases[:4])}……以及若干随机输入）"
+                                   f"全部 {len(cases)} 个输入都正确（{first}……以及若干随机输入）"
                                    + ("，数值和梯度都对。" if self.grad_wrt else "。")))
 
     def _timeout(self, i: int, case: Case) -> Feedback:

@@ -204,7 +204,7 @@ EXERCISES = (
     ),
     Compute(
         id="advantages.p_degenerate", notebook="03", name="p_no_gradient", form=NUMBER,
-        title=Text("How often does a group give no gradient?", "一组多常给不出梯度？"),
+        title=Text("How often does a group give no gradient?", "一组有多大概率给不出梯度？"),
         prompt=Text("A prompt with pass rate p = 0.4 and groups of G = 3. What is the probability that the group is "
                     "degenerate (退化组, all rewards equal)? One number, two decimals.",
                     "一道通过率 p = 0.4 的题，每组 G = 3。这组是退化组（奖励全部相等）的概率是多少？一个数，两位小数。"),

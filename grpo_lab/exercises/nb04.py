@@ -146,7 +146,7 @@ RHO_DETACHED = Text(
 def _k3_cases() -> list[Case]:
     lp = _t(np.log([[0.5, 0.2, 0.9], [0.05, 0.6, 0.3]]))
     cases = [Case((lp, lp.clone()), Text("π_θ = π_ref: the gradient must be 0", "π_θ = π_ref：梯度必须为 0")),
-             Case((_t([[math.log(0.5)]]), _t([[math.log(0.25)]])), "π_θ = 0.5, π_ref = 0.25"),
+             Case((_t([[math.log(0.5)]]), _t([[math.log(0.25)]])), Text("π_θ = 0.5, π_ref = 0.25", "π_θ = 0.5，π_ref = 0.25")),
              Case((lp, _t(np.log([[0.25, 0.4, 0.6], [0.1, 0.3, 0.35]]))), Text("a 2×3 batch", "一个 2×3 的批次"))]
     rng = np.random.default_rng(405)
     for k in range(5):
@@ -356,7 +356,7 @@ EXERCISES = (
                     "`k3_grad(logp, ref_logp)`: for every token, ∂k3/∂logp with k3 = u − log u − 1 of eq. (5), "
                     "u = π_ref/π_θ, `ref_logp` held fixed — derived by hand, no autograd. Both inputs are (B, T) "
                     "log-probabilities of the sampled tokens under π_θ (`logp`) and π_ref (`ref_logp`).",
-                    "在 KL-in-loss 里，优化器看到的是 β·k3 的*导数*，不是它的值。写出 `k3_grad(logp, ref_logp)`：对每个 token "
+                    "把 KL 放在损失里时，优化器看到的是 β·k3 的*导数*，不是它的值。写出 `k3_grad(logp, ref_logp)`：对每个 token "
                     "求 ∂k3/∂logp，其中 k3 = u − log u − 1（式 5），u = π_ref/π_θ，`ref_logp` 视为常数——手推，不用 autograd。"
                     "两个输入都是 (B, T)：采样 token 在 π_θ（`logp`）和 π_ref（`ref_logp`）下的对数概率。"),
         hints=(Text("Write u = exp(ref_logp − logp). What is ∂u/∂logp, and ∂(log u)/∂logp?",
