@@ -146,7 +146,7 @@ RHO_DETACHED = Text(
 def _k3_cases() -> list[Case]:
     lp = _t(np.log([[0.5, 0.2, 0.9], [0.05, 0.6, 0.3]]))
     cases = [Case((lp, lp.clone()), Text("π_θ = π_ref: the gradient must be 0", "π_θ = π_ref：梯度必须为 0")),
-             Case((_t([[math.log(0.5)]]), _t([[math.log(0.25)]])), Text("π_θ = 0.5, π_ref = 0.25", "π_θ = 0.5，π_ref = 0.25")),
+             Case((_t([[math.log(0.5)]]), _t([[math.log(0.25)]])), "π_θ = 0.5, π_ref = 0.25"),
              Case((lp, _t(np.log([[0.25, 0.4, 0.6], [0.1, 0.3, 0.35]]))), Text("a 2×3 batch", "一个 2×3 的批次"))]
     rng = np.random.default_rng(405)
     for k in range(5):
