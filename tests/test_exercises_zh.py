@@ -13,6 +13,7 @@ import tokenize
 
 import ast
 import copy
+import inspect
 import io
 
 import numpy as np
@@ -102,7 +103,15 @@ def sample(exercise_id: str):
         yield "reveal", str(ex.reveal(exercise_id))
         yield "reveal html", ex.reveal(exercise_id)._repr_html_()
     for c in gen._exercise_block(e, "student", None):
-        yield f"cell {c.id}", c.source if c.cell_type == "markdown" else code_prose(c.source)
+        if c.cell_type == "markdown":
+            yield f"cell {c.id}", c.source
+        elif "answer" in c.metadata["tags"]:       # code, shared with the English twin: its Chinese half
+            comments, docs = code_prose(c.source)
+            yield f"cell {c.id}", "\n".join(chinese_half(t) for t in comments)
+            if isinstance(e, Implement):
+                zh_doc = inspect.cleandoc(e.reference.zh_doc)
+                assert zh_doc in docs[0], (e.id, docs)
+                yield f"cell {c.id} docstring", zh_doc
     for call in (lambda: ex.case(exercise_id, 10_000), lambda: ex.reveal(exercise_id), lambda: ex.hint(exercise_id, 9)):
         try:
             call()
@@ -110,11 +119,17 @@ def sample(exercise_id: str):
             yield "error", str(err)
 
 
-def code_prose(source: str) -> str:
-    """What a student reads in a code cell: its comments and the docstrings (an implement stub's task)."""
+def chinese_half(comment: str) -> str:
+    """The Chinese half of a bilingual comment ("# your answer: a number · 你的答案：一个数")."""
+    assert " · " in comment and CJK.search(comment.split(" · ", 1)[1]), comment
+    return comment.split(" · ", 1)[1]
+
+
+def code_prose(source: str) -> tuple[list[str], list[str]]:
+    """What a student reads in a code cell: its comments, and its docstrings (an implement stub's task)."""
     comments = [t.string for t in tokenize.generate_tokens(io.StringIO(source).readline) if t.type == tokenize.COMMENT]
     docs = [ast.get_docstring(n) or "" for n in ast.walk(ast.parse(source)) if isinstance(n, ast.FunctionDef)]
-    return "\n".join(comments + docs)
+    return comments, docs
 
 
 @pytest.mark.parametrize("exercise_id", IDS)
@@ -173,19 +188,26 @@ def test_labels_follow_the_language(zh):
     assert "lecture notes: 1,1,0,0" in ex.check("advantages.group", lambda rewards: np.asarray(rewards) * 0 + 7).message
 
 
-def test_stubs_and_shapes_in_chinese(zh):
-    assert ex.get("advantages.lone_success").stub_code().endswith("# 你的答案：一个数")
-    assert ex.get("length.weights_seq").stub_code().endswith("# 你的答案：[长度 3 的 c, 长度 9 的 c]")
+def test_answer_cells_say_it_in_both_languages(zh):
+    """An answer cell is code, copied verbatim into the Chinese twin (grpo_lab.translations): its comment and
+    an implement stub's docstring hold both languages, whatever the language when it is written."""
+    assert ex.get("advantages.lone_success").stub_code().endswith("# your answer: a number · 你的答案：一个数")
+    assert ex.get("length.weights_seq").stub_code().endswith("你的答案：[长度 3 的 c, 长度 9 的 c]")
+    assert ex.get("guess.sign_a9").stub_code().endswith("# your prediction · 你的预测 ∈ {'positive', 'zero', 'negative'}")
     stub = ex.get("agg.seq_mean").stub_code()
-    assert "式 (6)，序列平均" in stub and stub.endswith("raise NotImplementedError  # 在这里写你的代码")
+    assert "Eq. (6), the sequence mean" in stub and "式 (6)，序列平均" in stub
+    assert stub.endswith("raise NotImplementedError  # your code here · 在这里写你的代码")
     assert ast.parse(stub) and ex.get("agg.seq_mean").nbgrader_code().startswith(stub.split("    raise")[0])
-    big = ex.check("loss.clipped", lambda *args: torch.zeros(3))
-    assert "形状" in big.message
+    stubs = {i: e.stub_code() for i, e in EXERCISES.items()}
+    set_language("en")
+    assert stubs == {i: e.stub_code() for i, e in EXERCISES.items()}
+    assert all(getattr(e.reference, "zh_doc", None) for e in EXERCISES.values() if isinstance(e, Implement))
+
+
+def test_shapes_in_chinese(zh):
+    assert "形状" in ex.check("loss.clipped", lambda *args: torch.zeros(3)).message
     fb = ex.check("loss.clipped", lambda logp, old_logp, adv, mask, eps: 1 / 0)
     assert "<Tensor，形状 (4, 7)>" in fb.message and "of shape" not in fb.message
-    set_language("en")
-    assert ex.get("advantages.lone_success").stub_code().endswith("# your answer: a number")
-    assert '"""The per-token clipped surrogate' in ex.get("loss.clipped").stub_code()
 
 
 @pytest.mark.parametrize("nn", sorted({e.notebook for e in EXERCISES.values()}))

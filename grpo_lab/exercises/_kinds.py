@@ -175,8 +175,7 @@ class Predict(Exercise):
         return Reveal(self.id, self.explain())
 
     def stub_code(self) -> str:
-        keys = tr(", ", "、").join(map(repr, self.keys()))
-        return f"{self.name} = None  # " + tr(f"your prediction: one of {keys}", f"你的预测：{keys} 之一")
+        return f"{self.name} = None  # your prediction · 你的预测 ∈ {{{', '.join(map(repr, self.keys()))}}}"
 
     def reveal_code(self) -> str:
         """The reveal cell: shown once ``self.name`` holds an answer (or on a click); computed always (CI checks it)."""
@@ -247,7 +246,9 @@ class Compute(Exercise):
                                    f"或者要一个提示：ex.hint(\"{self.id}\")。"))
 
     def stub_code(self) -> str:
-        return f"{self.name} = None  # " + tr(f"your answer: {self.form}", f"你的答案：{self.form}")
+        form = self.form
+        said = f"your answer: {form.en} · 你的答案：{form.zh}" if isinstance(form, Text) else f"your answer · 你的答案：{form}"
+        return f"{self.name} = None  # {said}"
 
 
 # ---------------------------------------------------------------------------------
@@ -301,16 +302,17 @@ class Implement(Exercise):
         while start > 0 and lines[start - 1].strip().startswith("#"):
             start -= 1
         zh = getattr(self.reference, "zh_doc", None)
-        if has_doc and zh:               # the stub's docstring in the current language (solutions.py: fn.zh_doc)
-            doc = textwrap.indent('"""' + inspect.cleandoc(zh) + '\n"""', "    ").splitlines()
-            lines[:start] = lines[:fn.body[0].lineno - 1] + tr("\n".join(lines[fn.body[0].lineno - 1:fn.body[0].end_lineno]),
-                                                               "\n".join(doc)).splitlines() + lines[fn.body[0].end_lineno:start]
+        if has_doc and zh:               # the stub's docstring in both languages (solutions.py: fn.zh_doc)
+            doc = fn.body[0]
+            both = ast.get_docstring(fn) + "\n\n" + inspect.cleandoc(zh)
+            text = textwrap.indent('"""' + both + '\n"""', "    ").splitlines()
+            lines[:start] = lines[:doc.lineno - 1] + [ln.rstrip() for ln in text] + lines[doc.end_lineno:start]
             start = len(lines) - len(src.splitlines()[start:])
         return "\n".join(lines[:start]), "\n".join(lines[start:])
 
     def stub_code(self) -> str:
         head, _ = self._split()
-        return head + "\n    raise NotImplementedError  # " + tr("your code here", "在这里写你的代码")
+        return head + "\n    raise NotImplementedError  # your code here · 在这里写你的代码"
 
     def solution_code(self) -> str:
         return self.solution().rstrip()

@@ -173,7 +173,7 @@ def step_loss(logp, old_logp, rewards, mask, group_size):
 
 step_loss.zh_doc = """一个 GRPO 步的第 3–6 步，作用在扁平的批次上：-> 标量 Tensor，要最小化的损失。
 
-    rewards (N·G,) 按组依次排列（第 k·G … k·G + G − 1 条回答回答第 k 个提示）；
+    rewards (N·G,) 按组依次排列（第 k·G … k·G + G − 1 条回答对应第 k 个提示）；
     logp、old_logp、mask 为 (N·G, T)。每组内用式 (1)（总体标准差，ε = 1e-4，全部相等 -> 0），
     式 (3) 的裁剪项取 ε = 0.2，再用式 (6)：先在每条回答的 token 上平均，再对回答平均。没有 KL 项（β = 0）。
 """
