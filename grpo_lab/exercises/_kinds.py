@@ -315,7 +315,9 @@ class Implement(Exercise):
         return head + "\n    raise NotImplementedError  # your code here · 在这里写你的代码"
 
     def solution_code(self) -> str:
-        return self.solution().rstrip()
+        """The reference with the stub's (bilingual) docstring: what the solution notebooks hold."""
+        head, body = self._split()
+        return f"{head}\n{body}".rstrip()
 
     def nbgrader_code(self) -> str:
         head, body = self._split()
