@@ -73,6 +73,8 @@ def _wrong_implementations(e: Implement):
         yield in_place
     if e.grad_wrt:
         yield lambda *args: e.reference(*[a.detach() if isinstance(a, torch.Tensor) else a for a in args])
+    yield lambda *args: e.reference(*[a.float() if isinstance(a, torch.Tensor) else
+                                      a.astype(np.float32) if isinstance(a, np.ndarray) else a for a in args])
 
 
 def _wrong_values(e: Compute):
@@ -138,6 +140,18 @@ def test_every_exercise_speaks_chinese_in_chinese_mode(zh, exercise_id):
     bad = [(what, english_runs(text)) for what, text in seen if english_runs(text)]
     assert not bad, bad
     assert all(CJK.search(text) for what, text in seen if what.startswith(("check", "hint", "reveal", "error"))), seen
+
+
+def test_every_chinese_string_of_the_exercises_package():
+    """The messages the sample may not reach (a timeout, a wrong gradient …): the Chinese half of every
+    tr()/Text() call in grpo_lab/exercises has no English prose and Chinese punctuation."""
+    from zh_texts import runtime_strings
+
+    texts = list(runtime_strings(only="grpo_lab/exercises"))
+    assert len(texts) > 300
+    bad = [(where, english_runs(t), [m.group() for m in _PUNCT.finditer(t)]) for where, t in texts
+           if english_runs(t) or _PUNCT.search(t)]
+    assert not bad, bad
 
 
 def test_unknown_ids_and_wrong_arguments_are_chinese(zh):
