@@ -58,8 +58,6 @@ def test_no_chinese_text_uses_a_ruled_out_variant():
     assert not bad, "\n" + "\n".join(bad)
 
 
-@pytest.mark.xfail(strict=True, reason="grpo_lab/exercises is being rewritten by another issue of this round; "
-                                       "its Chinese still says 种子文, padding, 有信息的 … (drop this mark once it passes)")
 def test_no_ruled_out_variant_in_the_exercises():
     bad = [f"{where}: [{key}] …{snippet}…" for where, text in runtime_strings(only="grpo_lab/exercises")
            for key, snippet in terms.violations(text)]

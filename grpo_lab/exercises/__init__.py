@@ -38,6 +38,7 @@ from grpo_lab.i18n import tr
 
 __all__ = ["catalog", "check", "hint", "solution", "reveal", "reveal_after", "case", "get", "by_notebook", "Feedback", "Hint", "Reveal", "Compute", "Exercise", "Implement", "Mistake", "Predict"]
 
+KIND = {"predict": "预测", "compute": "手算", "implement": "编程实现"}     # e.kind in the Chinese errors
 EXERCISES: dict[str, Exercise] = {}
 for _module in (nb00, nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08, nb09):
     for _ex in _module.EXERCISES:
@@ -51,8 +52,9 @@ def get(exercise_id: str) -> Exercise:
     try:
         return EXERCISES[exercise_id]
     except (KeyError, TypeError):
-        raise KeyError(f"exercise_id must be one of the ids in ex.catalog(), e.g. {', '.join(list(EXERCISES)[:4])} …; "
-                       f"got {exercise_id!r}") from None
+        some = tr(", ", "、").join(list(EXERCISES)[:4])
+        raise KeyError(tr(f"exercise_id must be one of the ids in ex.catalog(), e.g. {some} …; got {exercise_id!r}",
+                          f"exercise_id 必须是 ex.catalog() 里的某个 id，例如 {some} ……；得到的是 {exercise_id!r}")) from None
 
 
 def by_notebook(notebook: str) -> list[Exercise]:
@@ -98,7 +100,9 @@ def reveal(exercise_id: str) -> Reveal:
     """What a predict exercise reveals: the answer, computed by the package, and why."""
     e = get(exercise_id)
     if not isinstance(e, Predict):
-        raise ValueError(f"exercise_id {exercise_id!r} is a {e.kind} exercise; only predict exercises have a reveal")
+        kind = tr(e.kind, KIND[e.kind])
+        raise ValueError(tr(f"exercise_id {exercise_id!r} is a {kind} exercise; only predict exercises have a reveal",
+                            f"exercise_id {exercise_id!r} 是{kind}题；只有预测题才有揭晓"))
     return e.reveal()
 
 
@@ -106,8 +110,11 @@ def case(exercise_id: str, k: int) -> tuple:
     """The arguments of input ``k`` of an implement exercise (fresh copies), to try a function by hand."""
     e = get(exercise_id)
     if not isinstance(e, Implement):
-        raise ValueError(f"exercise_id {exercise_id!r} is a {e.kind} exercise; only implement exercises have inputs")
+        kind = tr(e.kind, KIND[e.kind])
+        raise ValueError(tr(f"exercise_id {exercise_id!r} is a {kind} exercise; only implement exercises have inputs",
+                            f"exercise_id {exercise_id!r} 是{kind}题；只有编程实现题才有输入"))
     cases = e.cases()
     if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k < len(cases):
-        raise ValueError(f"k must be 0 … {len(cases) - 1} for {exercise_id}, got {k!r}")
+        raise ValueError(tr(f"k must be 0 … {len(cases) - 1} for {exercise_id}, got {k!r}",
+                            f"{exercise_id} 的 k 必须在 0 … {len(cases) - 1} 之间，得到 {k!r}"))
     return copy.deepcopy(cases[k].args)

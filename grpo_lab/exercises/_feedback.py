@@ -55,7 +55,7 @@ class Feedback:
 
     def head(self) -> str:
         border, _, symbol, label = _STYLE[self.status]
-        return f"{symbol} {self.exercise_id}: {label}"
+        return f"{symbol} {self.exercise_id}{tr(': ', '：')}{label}"
 
     def __str__(self) -> str:
         return f"{self.head()} — {self.message}"
@@ -103,7 +103,7 @@ class Reveal:
     text: str
 
     def __str__(self) -> str:
-        return f"{self.exercise_id}: {self.text}"
+        return f"{self.exercise_id}{tr(': ', '：')}{self.text}"
 
     __repr__ = __str__
 

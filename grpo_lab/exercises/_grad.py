@@ -75,7 +75,7 @@ def check_gradients(e, answer, cases, deadline):
                                 f"  expected (Σ of a fixed weighting): {np.array2string(exp[0], precision=4, threshold=40)}\n"
                                 f"  received: {np.array2string(got[0], precision=4, threshold=40)}\n"
                                 "Some part of the computation is cut off from autograd or differentiates differently.",
-                                f"你的数值是对的，但梯度 ∂loss/∂{arg} 不对，输入 {case.label}：\n"
+                                f"你的数值是对的，但梯度 ∂loss/∂{arg} 不对，输入「{case.label}」：\n"
                                 f"  期望：{np.array2string(exp[0], precision=4, threshold=40)}\n"
                                 f"  得到：{np.array2string(got[0], precision=4, threshold=40)}\n"
                                 "计算中有一部分和 autograd 断开了，或者求导方式不同。") + e._reproduce(i),

@@ -28,6 +28,15 @@ from grpo_lab.i18n import Text, tr
 
 RTOL, ATOL = 1e-5, 1e-8      # implement: tight enough to see ε = 1e-4 left out
 LOOSE_RTOL, LOOSE_ATOL = 1e-3, 1e-5   # "right up to float32 rounding"
+NUMBER = Text("a number", "一个数")            # the answer forms of the compute exercises
+INTEGER = Text("an integer", "一个整数")
+
+
+def random_label(k: int, shape: str = "") -> Text:
+    """The label of the ``k``-th seeded random input (``shape`` e.g. "3×4"), in both languages."""
+    return Text(f"random #{k}" + (f" ({shape})" if shape else ""), f"随机 #{k}" + (f"（{shape}）" if shape else ""))
+
+
 PRECISION = Text("Your numbers are right to about 4 digits but not to float64 precision — did you compute in float32 "
                  "(torch's default dtype, .float(), np.float32)? Keep the inputs' dtype (float64): the checker needs "
                  "the precision to tell ε = 1e-4 apart.",
@@ -79,7 +88,7 @@ class Exercise:
                                       f"检查器读不懂你的答案（{type(err).__name__}：{err}）。需要：{self._expects()}。"))
 
     def _expects(self) -> str:
-        return getattr(self, "form", "") or getattr(self, "signature", "") or ", ".join(map(repr, getattr(self, "keys", tuple)()))
+        return str(getattr(self, "form", "")) or getattr(self, "signature", "") or ", ".join(map(repr, getattr(self, "keys", tuple)()))
 
     def _check(self, answer) -> Feedback:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -149,24 +158,24 @@ class Predict(Exercise):
     def _check(self, answer) -> Feedback:
         if answer is None:
             return self._not_attempted()
-        keys = self.keys()
+        keys = tr(", ", "、").join(map(repr, self.keys()))
         given = self.accepted().get(_norm(answer)) if isinstance(answer, str) else None
         if given is None:
-            shown = repr(answer) if isinstance(answer, (str, int, float)) else f"a {type(answer).__name__}"
-            return self._fb(FAILED, tr(f"answer with one of {', '.join(map(repr, keys))} (a string); got {shown[:60]}.",
-                                       f"请用以下之一作答：{', '.join(map(repr, keys))}（字符串）；你写的是 {shown[:60]}。"))
+            shown = repr(answer) if isinstance(answer, (str, int, float)) else tr("a ", "一个 ") + type(answer).__name__
+            return self._fb(FAILED, tr(f"answer with one of {keys} (a string); got {shown[:60]}.",
+                                       f"请用以下之一作答：{keys}（字符串）；你写的是 {shown[:60]}。"))
         if given == self.solution():
             return self._fb(PASSED, tr("Right. ", "对。") + self.explain())
         why = next(o.why for o in self.options if o.key == given)
         msg = str(why) if why is not None else tr("Not this one.", "不是这个。")
         return self._fb(FAILED, msg + tr(f" Think again, or ask for a hint: ex.hint(\"{self.id}\").",
-                                         f" 再想想，或者要一个提示：ex.hint(\"{self.id}\")。"), (f"option:{given}",))
+                                         f"再想想，或者要一个提示：ex.hint(\"{self.id}\")。"), (f"option:{given}",))
 
     def reveal(self) -> Reveal:
         return Reveal(self.id, self.explain())
 
     def stub_code(self) -> str:
-        return f"{self.name} = None  # your prediction 你的预测: one of {', '.join(map(repr, self.keys()))}"
+        return f"{self.name} = None  # your prediction · 你的预测 ∈ {{{', '.join(map(repr, self.keys()))}}}"
 
     def reveal_code(self) -> str:
         """The reveal cell: shown once ``self.name`` holds an answer (or on a click); computed always (CI checks it)."""
@@ -191,7 +200,7 @@ class Known:
 @dataclass(frozen=True)
 class Compute(Exercise):
     value: Callable[[], Any] = None          # -> the right number(s), computed by the package
-    form: str = "a number"                  # what the answer looks like, shown in the stub
+    form: Text | str = NUMBER               # what the answer looks like, shown in the stub (Text: prose; str: symbols)
     atol: float = 0.01                      # by hand: two decimals are enough
     known: tuple[Known, ...] = ()
     explain: Callable[[], str] | None = None
@@ -210,15 +219,15 @@ class Compute(Exercise):
         try:
             got = _as_float_array(answer)
         except (TypeError, ValueError):
-            return self._fb(FAILED, tr(f"expected {self.form}; got {answer!r}.", f"需要的形式是 {self.form}；你写的是 {answer!r}。"))
+            return self._fb(FAILED, tr(f"expected {self.form}; got {answer!r}.", f"需要的形式：{self.form}；你写的是 {answer!r}。"))
         if got.size != expected.size:
             return self._fb(FAILED, tr(f"expected {expected.size} number(s) ({self.form}); got {got.size}.",
-                                       f"需要 {expected.size} 个数（{self.form}）；你给了 {got.size} 个。"))
+                                       f"需要 {expected.size} 个数（形式：{self.form}）；你给了 {got.size} 个。"))
         got = got.reshape(expected.shape)
         if not np.all(np.isfinite(got)):
             return self._fb(FAILED, tr("your answer contains NaN or inf.", "你的答案里有 NaN 或 inf。"))
         if np.allclose(got, expected, rtol=0, atol=self.atol):
-            extra = (" " + self.explain()) if self.explain else ""
+            extra = (tr(" ", "") + self.explain()) if self.explain else ""
             return self._fb(PASSED, tr("Right.", "对。") + extra)
         for k in self.known:
             if np.allclose(got, np.asarray(k.value(), dtype=float).reshape(expected.shape), rtol=0, atol=self.atol):
@@ -229,14 +238,17 @@ class Compute(Exercise):
                                        f"两位小数是对的，请给三位：本题要求三位小数（检查精度 ±{self.atol:g}）。"),
                             ("two_decimals",))
         off = np.flatnonzero(~np.isclose(got, expected, rtol=0, atol=self.atol).reshape(-1))
-        where = tr("entries " if off.size > 1 else "entry ", "第 ") + ", ".join(str(i + 1) for i in off)
+        where = tr(("entries " if off.size > 1 else "entry ") + ", ".join(str(i + 1) for i in off),
+                   "你的答案" if expected.size == 1 else f"第 {'、'.join(str(i + 1) for i in off)} 个数")
         return self._fb(FAILED, tr(f"does not match yet: {where} off by more than {self.atol:g}. "
                                    f"Check again, or ask for a hint: ex.hint(\"{self.id}\").",
-                                   f"还不对：{where} 个数的误差超过 {self.atol:g}。再检查一下，"
+                                   f"{where}的误差超过 {self.atol:g}。再检查一下，"
                                    f"或者要一个提示：ex.hint(\"{self.id}\")。"))
 
     def stub_code(self) -> str:
-        return f"{self.name} = None  # your answer 你的答案: {self.form}"
+        form = self.form
+        said = f"your answer: {form.en} · 你的答案：{form.zh}" if isinstance(form, Text) else f"your answer · 你的答案：{form}"
+        return f"{self.name} = None  # {said}"
 
 
 # ---------------------------------------------------------------------------------
@@ -247,7 +259,7 @@ class Case:
     """One input: positional arguments, a label for messages, and where the output counts."""
 
     args: tuple
-    label: str
+    label: Text | str                   # Text when it holds words (shown in the current language), str for symbols only
     where: np.ndarray | None = None     # bool mask of output entries that are compared (None: all)
 
 
@@ -283,19 +295,29 @@ class Implement(Exercise):
     def _split(self) -> tuple[str, str]:
         src = self.solution()
         fn = ast.parse(src).body[0]
-        first = fn.body[1] if isinstance(fn.body[0], ast.Expr) and isinstance(getattr(fn.body[0], "value", None), ast.Constant) else fn.body[0]
+        has_doc = isinstance(fn.body[0], ast.Expr) and isinstance(getattr(fn.body[0], "value", None), ast.Constant)
+        first = fn.body[1] if has_doc else fn.body[0]
         lines = src.splitlines()
         start = first.lineno - 1
         while start > 0 and lines[start - 1].strip().startswith("#"):
             start -= 1
+        zh = getattr(self.reference, "zh_doc", None)
+        if has_doc and zh:               # the stub's docstring in both languages (solutions.py: fn.zh_doc)
+            doc = fn.body[0]
+            both = ast.get_docstring(fn) + "\n\n" + inspect.cleandoc(zh)
+            text = textwrap.indent('"""' + both + '\n"""', "    ").splitlines()
+            lines[:start] = lines[:doc.lineno - 1] + [ln.rstrip() for ln in text] + lines[doc.end_lineno:start]
+            start = len(lines) - len(src.splitlines()[start:])
         return "\n".join(lines[:start]), "\n".join(lines[start:])
 
     def stub_code(self) -> str:
         head, _ = self._split()
-        return head + "\n    raise NotImplementedError  # your code here 在这里写你的代码"
+        return head + "\n    raise NotImplementedError  # your code here · 在这里写你的代码"
 
     def solution_code(self) -> str:
-        return self.solution().rstrip()
+        """The reference with the stub's (bilingual) docstring: what the solution notebooks hold."""
+        head, body = self._split()
+        return f"{head}\n{body}".rstrip()
 
     def nbgrader_code(self) -> str:
         head, body = self._split()
@@ -316,14 +338,14 @@ class Implement(Exercise):
             return self._not_attempted()
         if not callable(answer):
             return self._fb(FAILED, tr(f"expected a function {self.name}{self.signature}; got {type(answer).__name__}.",
-                                       f"需要一个函数 {self.name}{self.signature}；你给的是 {type(answer).__name__}。"))
+                                       f"需要一个函数 `{self.name}{self.signature}`；你给的是 {type(answer).__name__}。"))
         try:
             inspect.signature(answer).bind(*self.params)
         except TypeError:
             return self._fb(FAILED, tr(f"your function cannot be called with the {len(self.params)} arguments "
                                        f"({', '.join(self.params)}); expected {self.name}{self.signature}.",
-                                       f"你的函数无法用这 {len(self.params)} 个参数（{', '.join(self.params)}）调用；"
-                                       f"需要 {self.name}{self.signature}。"))
+                                       f"你的函数无法用这 {len(self.params)} 个参数（`{', '.join(self.params)}`）调用；"
+                                       f"需要 `{self.name}{self.signature}`。"))
         except ValueError:
             pass  # builtins without a signature: just call them
         cases = self.cases()
@@ -342,7 +364,7 @@ class Implement(Exercise):
                 return self._raised(err, i, case)
             if out is None:
                 return self._fb(FAILED, tr(f"your function returned None on input {case.label}: did you forget `return`?",
-                                           f"你的函数在输入 {case.label} 上返回了 None：是不是忘了写 `return`？"),
+                                           f"你的函数在输入「{case.label}」上返回了 None：是不是忘了写 `return`？"),
                                 ("returned_none",))
             moved = [(p, type(a).__name__) for p, a, b in zip(self.params, case.args, args) if _safety.changed(a, b)]
             if moved:
@@ -352,7 +374,7 @@ class Implement(Exercise):
                     f"is different after the call, on input {case.label}) — e.g. `{arg} -= …` or `{arg}[mask == 0] = 0`. "
                     "A loss function must not change what it is given (the trainer reuses it): work on a copy "
                     "(`.clone()`, `.copy()`) or write `x = x - …`.",
-                    f"{self.name} 原地修改了输入 `{arg}`（调用之后调用者手里的 {kind} 变了，输入 {case.label}）——例如 "
+                    f"{self.name} 原地修改了输入 `{arg}`（调用之后调用者手里的 {kind} 变了，输入「{case.label}」）——例如 "
                     f"`{arg} -= …` 或 `{arg}[mask == 0] = 0`。函数不能改动传给它的数据（训练器还要用）："
                     "先复制（`.clone()`、`.copy()`），或者写成 `x = x - …`。"), ("in_place",))
             exp = _as_float_array(self.expected(*copy.deepcopy(case.args)))
@@ -361,12 +383,12 @@ class Implement(Exercise):
             except (TypeError, ValueError):
                 return self._fb(FAILED, tr(f"{self.name} returned {type(out).__name__} on input {case.label}; expected "
                                            f"numbers of shape {exp.shape}.",
-                                           f"{self.name} 在输入 {case.label} 上返回了 {type(out).__name__}；需要形状为 {exp.shape} 的数。"))
+                                           f"{self.name} 在输入「{case.label}」上返回了 {type(out).__name__}；需要形状为 {exp.shape} 的数。"))
             if exp.ndim == 0 and got.size == 1:
                 got = got.reshape(())
             if got.shape != exp.shape:
                 return self._fb(FAILED, tr(f"{self.name} returned shape {got.shape} on input {case.label}; expected shape {exp.shape}.",
-                                           f"{self.name} 在输入 {case.label} 上返回的形状是 {got.shape}；需要 {exp.shape}。"))
+                                           f"{self.name} 在输入「{case.label}」上返回的形状是 {got.shape}；需要 {exp.shape}。"))
             received.append(got)
             expected.append(exp)
         bad = [self._bad(g, e, c) for g, e, c in zip(received, expected, cases)]
@@ -377,22 +399,23 @@ class Implement(Exercise):
             fb = _grad.check_gradients(self, answer, cases, time.monotonic() + _safety.TIMEOUT_S)
             if fb is not None:
                 return fb
-        return self._fb(PASSED, tr(f"Correct on all {len(cases)} inputs ({', '.join(c.label for c in cases[:4])}, … "
+        first = tr(", ".join(str(c.label) for c in cases[:4]), "、".join(f"「{c.label}」" for c in cases[:4]))
+        return self._fb(PASSED, tr(f"Correct on all {len(cases)} inputs ({first}, … "
                                    "and seeded random ones)" + (", values and gradients." if self.grad_wrt else "."),
-                                   f"全部 {len(cases)} 个输入都正确（{', '.join(c.label for c in cases[:4])} …… 以及若干随机输入）"
+                                   f"全部 {len(cases)} 个输入都正确（{first}……以及若干随机输入）"
                                    + ("，数值和梯度都对。" if self.grad_wrt else "。")))
 
     def _timeout(self, i: int, case: Case) -> Feedback:
         return self._fb(ERROR, tr(f"{self.name} did not finish within {_safety.TIMEOUT_S:g} s on input {case.label} "
                                   f"(the checker stops a function after {_safety.TIMEOUT_S:g} s): an infinite loop, or a "
                                   "`while` whose condition never changes?",
-                                  f"{self.name} 在输入 {case.label} 上 {_safety.TIMEOUT_S:g} 秒内没有结束（检查器在 "
+                                  f"{self.name} 在输入「{case.label}」上 {_safety.TIMEOUT_S:g} 秒内没有结束（检查器在 "
                                   f"{_safety.TIMEOUT_S:g} 秒后停止函数）：是不是死循环，或者 `while` 的条件永远不变？")
                         + self._reproduce(i), ("timeout",))
 
     def _raised(self, err: Exception, i: int, case: Case) -> Feedback:
         return self._fb(ERROR, tr(f"{self.name} raised {type(err).__name__}: {err}\n  on input {case.label}: {self._inputs(case)}",
-                                  f"{self.name} 抛出 {type(err).__name__}：{err}\n  输入 {case.label}：{self._inputs(case)}")
+                                  f"{self.name} 抛出 {type(err).__name__}：{err}\n  输入「{case.label}」：{self._inputs(case)}")
                         + self._reproduce(i))
 
     @staticmethod
@@ -451,7 +474,7 @@ class Implement(Exercise):
                       "你的函数与参考答案不一致" if not named else "另外还有不一致的地方")
             parts.append(tr(f"{head} on input {case.label}:\n  input: {self._inputs(case)}\n"
                             f"  expected: {_fmt(expected[unexplained])}\n  received: {_fmt(received[unexplained])}",
-                            f"{head}，输入 {case.label}：\n  输入：{self._inputs(case)}\n"
+                            f"{head}，输入「{case.label}」：\n  输入：{self._inputs(case)}\n"
                             f"  期望：{_fmt(expected[unexplained])}\n  得到：{_fmt(received[unexplained])}") + self._reproduce(unexplained))
         parts.append(tr(f"Stuck? ex.hint(\"{self.id}\")", f"卡住了？ex.hint(\"{self.id}\")"))
         return self._fb(FAILED, "\n".join(parts), tuple(keys))
@@ -461,7 +484,7 @@ class Implement(Exercise):
         def one(a):
             arr = a.detach().cpu().numpy() if type(a).__module__.split(".")[0] == "torch" else a
             if isinstance(arr, np.ndarray) and arr.size > 16:
-                return f"<{type(a).__name__} of shape {tuple(arr.shape)}>"
+                return tr(f"<{type(a).__name__} of shape {tuple(arr.shape)}>", f"<{type(a).__name__}，形状 {tuple(arr.shape)}>")
             return _fmt(a)
         return ", ".join(f"{p}={one(a)}" for p, a in zip(self.params, case.args))
 

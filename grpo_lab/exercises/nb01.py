@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from grpo_lab import bandit
-from grpo_lab.exercises._kinds import Case, Compute, Implement, Known, Mistake, Option, Predict
+from grpo_lab.exercises._kinds import INTEGER, NUMBER, Case, Compute, Implement, Known, Mistake, Option, Predict, random_label
 from grpo_lab.exercises.solutions import reinforce_estimate
 from grpo_lab.i18n import Text, tr
 
@@ -16,15 +16,15 @@ def _grads(b):
 
 
 def _reinforce_cases() -> list[Case]:
-    cases = [Case((TH, "A", 1.0, 0.0), "lecture notes: θ=−1.1, arm A, no baseline"),
-             Case((TH, "B", 0.0, 0.0), "lecture notes: θ=−1.1, arm B, no baseline"),
-             Case((TH, "A", 1.0, 0.5), "lecture notes: arm A, b=0.5"),
-             Case((TH, "B", 0.0, 0.5), "lecture notes: arm B, b=0.5"),
-             Case((0.0, "B", 0.0, 0.25), "θ=0, arm B, b=0.25")]
+    cases = [Case((TH, "A", 1.0, 0.0), Text("lecture notes: θ=−1.1, arm A, no baseline", "讲义：θ=−1.1，A 臂，无基线")),
+             Case((TH, "B", 0.0, 0.0), Text("lecture notes: θ=−1.1, arm B, no baseline", "讲义：θ=−1.1，B 臂，无基线")),
+             Case((TH, "A", 1.0, 0.5), Text("lecture notes: arm A, b=0.5", "讲义：A 臂，b=0.5")),
+             Case((TH, "B", 0.0, 0.5), Text("lecture notes: arm B, b=0.5", "讲义：B 臂，b=0.5")),
+             Case((0.0, "B", 0.0, 0.25), Text("θ=0, arm B, b=0.25", "θ=0，B 臂，b=0.25"))]
     rng = np.random.default_rng(101)
     for k in range(8):
         cases.append(Case((float(rng.uniform(-3, 3)), str(rng.choice(["A", "B"])), float(rng.uniform(-1, 2)),
-                           float(rng.uniform(-1, 1))), f"random #{k + 1}"))
+                           float(rng.uniform(-1, 1))), random_label(k + 1)))
     return cases
 
 
@@ -76,7 +76,7 @@ EXERCISES = (
         known=(Known("baseline_ignored", Text("Those are the numbers without a baseline (b = 0). Subtract b = 0.25 from R first.",
                                               "这是没有基线（b = 0）时的数。先从 R 里减去 b = 0.25。"), lambda: _grads(0.0)),
                Known("seed_b05", Text("Those are the lecture notes' numbers for b = 0.5; this exercise uses b = 0.25.",
-                                      "这是种子文里 b = 0.5 的数；本题用的是 b = 0.25。"), lambda: _grads(0.5)),
+                                      "这是讲义里 b = 0.5 的数；本题用的是 b = 0.25。"), lambda: _grads(0.5)),
                Known("score_b_sign", Text("The sign of g_B is off: ∂/∂θ log π(B) = −p and R − b = −0.25 are both "
                                           "negative, so g_B > 0 — a failure now pushes θ too.",
                                           "g_B 的符号错了：∂/∂θ log π(B) = −p 与 R − b = −0.25 都是负的，所以 g_B > 0——失败也在推动 θ。"),
@@ -104,7 +104,7 @@ EXERCISES = (
         correct=_same_mean_key, explain=_same_mean_text,
     ),
     Compute(
-        id="bandit.optimal_b", notebook="01", name="b_star", form="a number",
+        id="bandit.optimal_b", notebook="01", name="b_star", form=NUMBER,
         title=Text("The variance-minimising baseline at another θ", "另一个 θ 处方差最小的基线"),
         prompt=Text(
             "The notebook found b* at θ = −1.1. Training has moved on: now **θ = +0.4**. Which constant b makes the "
@@ -140,7 +140,7 @@ EXERCISES = (
             "(R − b)·∂/∂θ log π(action) of the bandit, π(A) = σ(θ). The checker tries the lecture notes' numbers and "
             "random θ, arms, rewards and baselines.",
             "写出 `reinforce_estimate(theta, action, reward, baseline)`：bandit 的单样本 REINFORCE 估计 "
-            "(R − b)·∂/∂θ log π(action)，π(A) = σ(θ)。检查器会用种子文的数，以及随机的 θ、臂、奖励和基线。"),
+            "(R − b)·∂/∂θ log π(action)，π(A) = σ(θ)。检查器会用讲义的数，以及随机的 θ、臂、奖励和基线。"),
         hints=(Text("You need σ(θ) (math.exp is enough) and the derivative of log π for each arm, in terms of p.",
                     "你需要 σ(θ)（用 math.exp 就够）以及每个臂的 log π 对 θ 的导数（用 p 表示）。"),
                Text("Check with the notebook: θ = −1.1, arm A, R = 1, b = 0 must give ≈ +0.75.",
@@ -161,7 +161,7 @@ EXERCISES = (
         ),
     ),
     Compute(
-        id="bandit.group_bias", notebook="01", name="smallest_G", form="an integer",
+        id="bandit.group_bias", notebook="01", name="smallest_G", form=INTEGER,
         title=Text("How large a group for a 97 % unbiased gradient?", "组要多大，梯度期望才能达到 97 %？"),
         prompt=Text(
             "Take b = the mean reward of the G samples of the step, the sample's own reward included (GRPO). The "

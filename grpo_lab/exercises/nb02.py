@@ -5,7 +5,7 @@ import numpy as np
 
 from grpo_lab import guess_number as gn
 from grpo_lab.credit import discounted_returns
-from grpo_lab.exercises._kinds import Case, Compute, Implement, Known, Mistake, Option, Predict
+from grpo_lab.exercises._kinds import NUMBER, Case, Compute, Implement, Known, Mistake, Option, Predict, random_label
 from grpo_lab.exercises.solutions import reward_to_go
 from grpo_lab.i18n import Text, tr
 
@@ -29,12 +29,13 @@ def _returns_to_go(rewards):
 
 
 def _rtg_cases() -> list[Case]:
-    cases = [Case((np.array([0.0, 0.0, 1.0]),), "success at the last of 3 guesses"),
-             Case((np.array([-0.1, -0.1, 0.9]),), "cost variant: −0.1 per guess, +1 on success"),
-             Case((np.array([1.0]),), "one guess, right at once")]
+    cases = [Case((np.array([0.0, 0.0, 1.0]),), Text("success at the last of 3 guesses", "第 3 次猜中（最后一次）")),
+             Case((np.array([-0.1, -0.1, 0.9]),), Text("cost variant: −0.1 per guess, +1 on success",
+                                                       "带代价的变体：每猜一次 −0.1，猜中 +1")),
+             Case((np.array([1.0]),), Text("one guess, right at once", "只猜一次，一次猜中"))]
     rng = np.random.default_rng(202)
     for k in range(6):
-        cases.append(Case((np.round(rng.normal(size=int(rng.integers(2, 9))), 3),), f"random #{k + 1}"))
+        cases.append(Case((np.round(rng.normal(size=int(rng.integers(2, 9))), 3),), random_label(k + 1)))
     return cases
 
 
@@ -46,7 +47,7 @@ EXERCISES = (
             "The lecture notes' state: candidates {9, 10, 11}, two tries left, the uniform policy. Guessing 9 can win at "
             "once. Is the advantage A(9) = Q(9) − V `\"positive\"`, `\"zero\"` or `\"negative\"`? Commit first; "
             "the reveal cell below shows the values panel.",
-            "种子文的状态：候选 {9, 10, 11}，还剩两次机会，均匀策略。猜 9 有可能一次就中。优势 A(9) = Q(9) − V "
+            "讲义里的状态：候选 {9, 10, 11}，还剩两次机会，均匀策略。猜 9 有可能一次就中。优势 A(9) = Q(9) − V "
             "是正（`\"positive\"`）、零（`\"zero\"`）还是负（`\"negative\"`）？先作答；下面的揭晓单元会显示数值面板。"),
         hints=(Text("If 9 is wrong, how many candidates are left, and how many tries? Compare with what happens "
                     "after a wrong 10.",
@@ -89,7 +90,7 @@ EXERCISES = (
                      lambda: [_av()[10].q, _av()[10].v])),
     ),
     Compute(
-        id="guess.a10", notebook="02", name="a1", form="a number",
+        id="guess.a10", notebook="02", name="a1", form=NUMBER,
         title=Text("A(1) in the new state", "新状态下的 A(1)"),
         prompt=Text("Same state {1, 2, 3, 4}, two tries, uniform policy. What is the advantage of guessing the end "
                     "candidate 1, A(1) = Q(1) − V? One number (two decimals).",
@@ -128,7 +129,7 @@ EXERCISES = (
                                            "action t, so it belongs to its reward-to-go (the lecture notes' t' > t indexes rewards "
                                            "one step later).",
                                            "你的和从 t + 1 开始，漏掉了 rewards[t]。这里 rewards[t] 就是动作 t 得到的奖励，"
-                                           "应当算进去（种子文写 t' > t 是因为它的奖励下标晚一步）。"),
+                                           "应当算进去（讲义写 t' > t 是因为它的奖励下标晚一步）。"),
                     lambda r: _returns_to_go(r) - np.asarray(r, dtype=float)),
             Mistake("past_sum", Text("You summed the *past* rewards (a cumulative sum from the start). The reward-to-go sums "
                                      "the future ones.",

@@ -5,7 +5,7 @@ import numpy as np
 
 from grpo_lab import advantages as A
 from grpo_lab import bias
-from grpo_lab.exercises._kinds import Case, Compute, Implement, Known, Mistake, Option, Predict
+from grpo_lab.exercises._kinds import NUMBER, Case, Compute, Implement, Known, Mistake, Option, Predict, random_label
 from grpo_lab.exercises.solutions import group_advantages
 from grpo_lab.i18n import Text, tr
 
@@ -29,7 +29,7 @@ GROUP_MISTAKES = (
     Mistake("bessel_std", Text("You used the sample (Bessel, ÷(G − 1)) std — what torch.std and TRL compute. Eq. (1) "
                                "here uses the population std (÷G), as the lecture notes do: np.std's default, ddof=0.",
                                "你用的是样本标准差（Bessel 校正，÷(G − 1)）——torch.std 和 TRL 的做法。这里的式 (1) "
-                               "和种子文一样用总体标准差（÷G）：np.std 的默认值 ddof=0。"),
+                               "和讲义一样用总体标准差（÷G）：np.std 的默认值 ddof=0。"),
             lambda r: A.group_advantages(r, std="sample")),
     Mistake("eps_left_out", Text("ε is left out: divide by std + 1e-4, not by the std alone (visible on groups with a "
                                  "tiny spread).",
@@ -57,10 +57,14 @@ GROUP_MISTAKES = (
 
 
 def _group_cases() -> list[Case]:
-    fixed = [([[1, 1, 0, 0]], "lecture notes: 1,1,0,0"), ([[1, 0, 0, 0]], "lecture notes: 1,0,0,0"), ([[1, 1, 1, 0]], "lecture notes: 1,1,1,0"),
-             ([[1, 1, 1, 1]], "all equal: 1,1,1,1"), ([[0, 0, 0], [2, 2, 2]], "two all-equal groups"),
-             ([[1, 1, 1, 1, 0]], "1,1,1,1,0"), ([[0.2, 0.21, 0.19, 0.2], [3, 7, 1, 9]], "a tiny and a wide spread"),
-             ([[0.5, 0.5, 0.5, 0.5], [1, 0, 1, 0]], "an all-equal group next to 1,0,1,0")]
+    fixed = [([[1, 1, 0, 0]], Text("lecture notes: 1,1,0,0", "讲义：1,1,0,0")),
+             ([[1, 0, 0, 0]], Text("lecture notes: 1,0,0,0", "讲义：1,0,0,0")),
+             ([[1, 1, 1, 0]], Text("lecture notes: 1,1,1,0", "讲义：1,1,1,0")),
+             ([[1, 1, 1, 1]], Text("all equal: 1,1,1,1", "全部相等：1,1,1,1")),
+             ([[0, 0, 0], [2, 2, 2]], Text("two all-equal groups", "两个全部相等的组")),
+             ([[1, 1, 1, 1, 0]], "1,1,1,1,0"),
+             ([[0.2, 0.21, 0.19, 0.2], [3, 7, 1, 9]], Text("a tiny and a wide spread", "一组差异极小，一组差异很大")),
+             ([[0.5, 0.5, 0.5, 0.5], [1, 0, 1, 0]], Text("an all-equal group next to 1,0,1,0", "全部相等的组与 1,0,1,0 并列"))]
     cases = [Case((np.array(r, dtype=float),), label) for r, label in fixed]
     rng = np.random.default_rng(303)
     for k in range(6):
@@ -70,7 +74,7 @@ def _group_cases() -> list[Case]:
             r[0] = r[0, 0]                                   # one degenerate row
         else:
             r = (rng.random((N, G)) < rng.uniform(0.2, 0.8)).astype(float)
-        cases.append(Case((r,), f"random #{k + 1} ({N}×{G})"))
+        cases.append(Case((r,), random_label(k + 1, f"{N}×{G}")))
     return cases
 
 
@@ -172,7 +176,7 @@ EXERCISES = (
             "population std and ε = 1e-4 added to the std; an all-equal group (退化组) must give exactly 0, not NaN. "
             "The checker tries the lecture notes' groups, all-equal groups, tiny and wide spreads and random batches.",
             "写出 `group_advantages(rewards)`，输入 N 组、每组 G 个奖励（每行一组）：式 (1)，总体标准差，ε = 1e-4 "
-            "加在标准差上；全部相等的组（退化组）必须恰好得到 0，而不是 NaN。检查器会用种子文的组、退化组、"
+            "加在标准差上；全部相等的组（退化组）必须恰好得到 0，而不是 NaN。检查器会用讲义的组、退化组、"
             "差异极小和极大的组以及随机批次。"),
         hints=(Text("numpy reductions take axis=1 and keepdims=True, so that (N, G) − (N, 1) broadcasts.",
                     "numpy 的归约可以传 axis=1 和 keepdims=True，这样 (N, G) − (N, 1) 能正确广播。"),
@@ -181,7 +185,7 @@ EXERCISES = (
         reference=group_advantages, expected=A.group_advantages, cases=_group_cases, mistakes=GROUP_MISTAKES,
     ),
     Compute(
-        id="advantages.lone_success", notebook="03", name="lone_success_adv", form="a number",
+        id="advantages.lone_success", notebook="03", name="lone_success_adv", form=NUMBER,
         title=Text("A lone success in a group of 8", "8 个里唯一的一次成功"),
         prompt=Text("A hard prompt: of G = 8 responses exactly one is right (rewards 1, 0, …, 0). What is the right "
                     "response's Â (population std)? One number, two decimals.",
@@ -199,8 +203,8 @@ EXERCISES = (
                            "√(G − 1)：成功越罕见，推力越大——这就是 ÷ std 带来的难度偏差。"),
     ),
     Compute(
-        id="advantages.p_degenerate", notebook="03", name="p_no_gradient", form="a number",
-        title=Text("How often does a group give no gradient?", "一组多常给不出梯度？"),
+        id="advantages.p_degenerate", notebook="03", name="p_no_gradient", form=NUMBER,
+        title=Text("How often does a group give no gradient?", "一组有多大概率给不出梯度？"),
         prompt=Text("A prompt with pass rate p = 0.4 and groups of G = 3. What is the probability that the group is "
                     "degenerate (退化组, all rewards equal)? One number, two decimals.",
                     "一道通过率 p = 0.4 的题，每组 G = 3。这组是退化组（奖励全部相等）的概率是多少？一个数，两位小数。"),
@@ -211,10 +215,10 @@ EXERCISES = (
                Known("only_all_correct", Text("You counted only the all-correct groups; an all-wrong group is degenerate too.",
                                               "你只算了全对的组；全错的组同样是退化组。"), lambda: A.p_all_correct(0.4, 3)),
                Known("informative", Text("That is the probability that the group is *informative*; the question asks for the rest.",
-                                         "这是该组*有信息*的概率；题目问的是其余部分。"), lambda: 1 - A.p_degenerate(0.4, 3))),
+                                         "这是该组*有信息量*的概率；题目问的是其余部分。"), lambda: 1 - A.p_degenerate(0.4, 3))),
     ),
     Compute(
-        id="advantages.difficulty_weights", notebook="03", name="total_push_k1_k4", form="[W for k = 1, W for k = 4]",
+        id="advantages.difficulty_weights", notebook="03", name="total_push_k1_k4", form=Text("[W for k = 1, W for k = 4]", "[k = 1 时的 W, k = 4 时的 W]"),
         title=Text("How much push does a group hand out?", "一组一共分出多少推力？"),
         prompt=Text("A group of G = 8 with 0/1 rewards hands out a total push W = Σ_i |Â_i| (eq. 1, population std, ε "
                     "ignored). Compute W for a hard prompt with **k = 1** correct answer and for a medium one with "
@@ -242,22 +246,22 @@ EXERCISES = (
                            "而唯一的成功独得 √7——一组之内的难度偏差。"),
     ),
     Compute(
-        id="advantages.dynamic_sampling_cost", notebook="03", name="groups_to_draw", form="a number",
+        id="advantages.dynamic_sampling_cost", notebook="03", name="groups_to_draw", form=NUMBER,
         title=Text("What does dynamic sampling cost?", "动态采样要花多少？"),
         prompt=Text("DAPO's dynamic sampling throws away degenerate groups (退化组) and keeps sampling until the batch "
                     "holds **16 informative** groups. Every prompt has pass rate p = 0.2 and G = 8. How many groups must "
                     "be generated on average? One number, two decimals.",
-                    "DAPO 的动态采样丢掉退化组，一直采样直到这一批有 **16 个有信息的**组。每个提示的通过率都是 p = 0.2，"
+                    "DAPO 的动态采样丢掉退化组，一直采样直到这一批有 **16 个有信息量的**组。每个提示的通过率都是 p = 0.2，"
                     "G = 8。平均要生成多少组？一个数，两位小数。"),
         hints=(Text("First the probability that one group is informative: 1 − p^G − (1 − p)^G. Each group drawn is kept "
                     "with that probability.",
-                    "先算一组有信息的概率：1 − p^G − (1 − p)^G。每生成一组，它以这个概率被保留。"),
+                    "先算一组有信息量的概率：1 − p^G − (1 − p)^G。每生成一组，它以这个概率被保留。"),
                Text("Waiting for 16 successes of probability f takes 16/f draws on average.",
                     "等到 16 次成功（每次概率 f）平均需要 16/f 次。")),
         value=lambda: 16 * bias.dynamic_sampling_cost(_one_pass_rate(0.2), 8),
         known=(Known("multiplied", Text("You multiplied 16 by the informative fraction: that is how many of 16 groups "
                                         "*survive*. Dynamic sampling divides: it keeps drawing until 16 survive.",
-                                        "你用 16 乘了有信息的比例：那是 16 组里*留下*多少。动态采样是除：一直采到留下 16 组。"),
+                                        "你用 16 乘了有信息量的比例：那是 16 组里*留下*多少。动态采样是除：一直采到留下 16 组。"),
                      lambda: 16 / bias.dynamic_sampling_cost(_one_pass_rate(0.2), 8)),
                Known("responses", Text("That counts responses (G per group); the question asks for groups.",
                                        "这是回答的条数（每组 G 条）；题目问的是组数。"),
@@ -266,7 +270,7 @@ EXERCISES = (
                            f"{16 * bias.dynamic_sampling_cost(_one_pass_rate(0.2), 8):.2f} groups "
                            f"({8 * 16 * bias.dynamic_sampling_cost(_one_pass_rate(0.2), 8):.0f} responses) for 16 kept: "
                            "cheap here, but the cost 1/P grows fast as p → 0 or 1.",
-                           f"P(有信息) = {1 / bias.dynamic_sampling_cost(_one_pass_rate(0.2), 8):.3f}，所以保留 16 组要生成 "
+                           f"P(有信息量) = {1 / bias.dynamic_sampling_cost(_one_pass_rate(0.2), 8):.3f}，所以保留 16 组要生成 "
                            f"{16 * bias.dynamic_sampling_cost(_one_pass_rate(0.2), 8):.2f} 组"
                            f"（{8 * 16 * bias.dynamic_sampling_cost(_one_pass_rate(0.2), 8):.0f} 条回答）：这里不贵，"
                            "但 p → 0 或 1 时代价 1/P 增长很快。"),

@@ -7,7 +7,7 @@ import numpy as np
 import torch
 
 from grpo_lab import losses as L
-from grpo_lab.exercises._kinds import Case, Compute, Implement, Known, Mistake, Option, Predict
+from grpo_lab.exercises._kinds import NUMBER, Case, Compute, Implement, Known, Mistake, Option, Predict, random_label
 import functools
 
 from grpo_lab import credit_emergence, kl_toy
@@ -56,12 +56,12 @@ def _clip_cases() -> list[Case]:
     old = torch.full_like(logp, -1.0)
     mask = _t([[1] * 7, [1] * 7, [1] * 5 + [0] * 2, [1] * 3 + [0] * 4])
     adv = _t([1.0, -1.0, 0.5, -2.0])
-    cases = [Case((logp, old, adv, mask, (0.2, 0.28)), "ratios 0.5 … 2 on both sides of the clip range, ε=(0.2, 0.28)",
-                  mask.numpy() > 0),
-             Case((logp, old, adv, mask, (0.1, 0.4)), "the same with ε=(0.1, 0.4)", mask.numpy() > 0),
-             Case((logp, old, adv, mask, (0.3, 0.2)), "the same with ε=(0.3, 0.2)", mask.numpy() > 0),
-             Case((old.clone(), old, _t([1.0, 1.0, -1.0, -1.0]), mask, (0.2, 0.28)), "first inner step: ρ ≡ 1, Â = ±1",
-                  mask.numpy() > 0)]
+    cases = [Case((logp, old, adv, mask, (0.2, 0.28)), Text("ratios 0.5 … 2 on both sides of the clip range, ε=(0.2, 0.28)",
+                                                            "比率 0.5 … 2，落在裁剪范围两侧，ε=(0.2, 0.28)"), mask.numpy() > 0),
+             Case((logp, old, adv, mask, (0.1, 0.4)), Text("the same with ε=(0.1, 0.4)", "同上，ε=(0.1, 0.4)"), mask.numpy() > 0),
+             Case((logp, old, adv, mask, (0.3, 0.2)), Text("the same with ε=(0.3, 0.2)", "同上，ε=(0.3, 0.2)"), mask.numpy() > 0),
+             Case((old.clone(), old, _t([1.0, 1.0, -1.0, -1.0]), mask, (0.2, 0.28)),
+                  Text("first inner step: ρ ≡ 1, Â = ±1", "第一个内层步：ρ ≡ 1，Â = ±1"), mask.numpy() > 0)]
     rng = np.random.default_rng(404)
     for k in range(6):
         B, T = int(rng.integers(2, 6)), int(rng.integers(3, 9))
@@ -71,7 +71,7 @@ def _clip_cases() -> list[Case]:
         olp = lp + _t(rng.normal(0, 0.4, (B, T)))
         lo = float(rng.choice([0.1, 0.2, 0.3]))
         cases.append(Case((lp, olp, _t(rng.normal(size=B)), m, (lo, lo + float(rng.choice([0.05, 0.08, 0.2])))),
-                          f"random #{k + 1} ({B}×{T}, with padding)", m.numpy() > 0))
+                          Text(f"random #{k + 1} ({B}×{T}, with padding)", f"随机 #{k + 1}（{B}×{T}，含填充）"), m.numpy() > 0))
     return cases
 
 
@@ -145,14 +145,14 @@ RHO_DETACHED = Text(
 # --- k3 ------------------------------------------------------------------------------
 def _k3_cases() -> list[Case]:
     lp = _t(np.log([[0.5, 0.2, 0.9], [0.05, 0.6, 0.3]]))
-    cases = [Case((lp, lp.clone()), "π_θ = π_ref: the gradient must be 0"),
+    cases = [Case((lp, lp.clone()), Text("π_θ = π_ref: the gradient must be 0", "π_θ = π_ref：梯度必须为 0")),
              Case((_t([[math.log(0.5)]]), _t([[math.log(0.25)]])), "π_θ = 0.5, π_ref = 0.25"),
-             Case((lp, _t(np.log([[0.25, 0.4, 0.6], [0.1, 0.3, 0.35]]))), "a 2×3 batch")]
+             Case((lp, _t(np.log([[0.25, 0.4, 0.6], [0.1, 0.3, 0.35]]))), Text("a 2×3 batch", "一个 2×3 的批次"))]
     rng = np.random.default_rng(405)
     for k in range(5):
         B, T = int(rng.integers(1, 5)), int(rng.integers(2, 8))
         a = _t(-rng.uniform(0.05, 4.0, (B, T)))
-        cases.append(Case((a, a + _t(rng.normal(0, 0.8, (B, T)))), f"random #{k + 1} ({B}×{T})"))
+        cases.append(Case((a, a + _t(rng.normal(0, 0.8, (B, T)))), random_label(k + 1, f"{B}×{T}")))
     return cases
 
 
@@ -227,7 +227,7 @@ def _seed_range(G: int) -> str:
     if any(h.size == 0 for h in hits):
         return ""
     first = [int(h[0]) for h in hits]
-    return f" ({min(first)}–{max(first)})"
+    return tr(f" ({min(first)}–{max(first)})", f"（{min(first)}–{max(first)}）")
 
 
 def _credit_key() -> str:
@@ -236,12 +236,13 @@ def _credit_key() -> str:
 
 
 def _credit_text() -> str:
-    st = {G: ("not within 100 steps" if v is None else f"{v} steps{_seed_range(G)}") for G, v in _credit_steps().items()}
+    st = {G: (tr("not within 100 steps", "100 步内未达到") if v is None else tr(f"{v} steps", f"{v} 步") + _seed_range(G))
+          for G, v in _credit_steps().items()}
     return tr(f"G = 16: {st[16]}; G = 2: {st[2]} (the toy's numbers: when π averaged over 4 seeds reaches 0.5; in brackets, "
               "the range over the single seeds). With an unlikely target most pairs are "
               "degenerate; a group of 16 usually holds a hit and a miss, so the decisive token gets pushed at once. Credit "
               "for a token emerges across many samples, not inside one response.",
-              f"G = 16：{st[16]}；G = 2：{st[2]}（这个玩具的数字：4 个随机种子平均的 π 达到 0.5 的步数；括号里是单个种子的范围）。目标 token 概率低时大多数两两一组是退化组；"
+              f"G = 16：{st[16]}；G = 2：{st[2]}（这个玩具的数字：4 个随机种子平均的 π 达到 0.5 的步数；括号里是单个随机种子的范围）。目标 token 概率低时大多数两两一组是退化组；"
               "16 条一组通常既有命中也有未命中，所以关键 token 立刻被推动。对某个 token 的功劳是在大量样本之间涌现的，"
               "不是在一条回答内部。")
 
@@ -297,7 +298,7 @@ EXERCISES = (
             "写出 `clipped_loss(logp, old_logp, adv, mask, eps)`：逐 token 要最小化的*损失* $-\\ell_{i,t}$，$\\ell$ 是式 (3)，"
             "比率用式 (4)，序列级的 Â_i 广播到每个 token——但用 DAPO 的**非对称**裁剪范围：`eps = (eps_low, eps_high)`，"
             "ρ 被裁剪到 [1 − eps_low, 1 + eps_high]。`logp`、`old_logp`、`mask` 是 (B, T) 张量，`adv` 是 (B,)。"
-            "padding 位置上的值不计。检查器还会对你的损失做反向传播：请返回 torch.Tensor。"),
+            "填充位置上的值不计。检查器还会对你的损失做反向传播：请返回 torch.Tensor。"),
         hints=(Text("adv[:, None] has shape (B, 1) and broadcasts against (B, T). torch.clamp and torch.minimum do the rest.",
                     "adv[:, None] 的形状是 (B, 1)，可以和 (B, T) 广播。剩下的用 torch.clamp 和 torch.minimum。"),
                Text("Draw ℓ(ρ) for Â = +1 and for Â = −1: on which side of 1 is each one flat, and which ε sets that edge?",
@@ -332,7 +333,7 @@ EXERCISES = (
         title=Text("Loss 0, gradient 0?", "损失为 0，梯度也为 0？"),
         prompt=Text("At the first inner step ρ ≡ 1, and with Â = +1, +1, −1, −1 the loss (eq. 6) is exactly 0. Is the "
                     "gradient zero too? Answer `\"yes\"` or `\"no\"`.",
-                    "第一步内循环时 ρ ≡ 1，Â = +1, +1, −1, −1 时损失（式 6）恰好为 0。梯度也为零吗？回答 `\"yes\"` 或 `\"no\"`。"),
+                    "第一个内层步里 ρ ≡ 1，Â = +1, +1, −1, −1 时损失（式 6）恰好为 0。梯度也为零吗？回答 `\"yes\"` 或 `\"no\"`。"),
         hints=(Text("The loss is a sum of ρ·Â terms. The value of ρ is 1, but what is ∂ρ/∂log π?",
                     "损失是 ρ·Â 项的和。ρ 的值是 1，但 ∂ρ/∂log π 是多少？"),),
         options=(Option("yes", Text("yes", "是"),
@@ -355,7 +356,7 @@ EXERCISES = (
                     "`k3_grad(logp, ref_logp)`: for every token, ∂k3/∂logp with k3 = u − log u − 1 of eq. (5), "
                     "u = π_ref/π_θ, `ref_logp` held fixed — derived by hand, no autograd. Both inputs are (B, T) "
                     "log-probabilities of the sampled tokens under π_θ (`logp`) and π_ref (`ref_logp`).",
-                    "在 KL-in-loss 里，优化器看到的是 β·k3 的*导数*，不是它的值。写出 `k3_grad(logp, ref_logp)`：对每个 token "
+                    "把 KL 放在损失里时，优化器看到的是 β·k3 的*导数*，不是它的值。写出 `k3_grad(logp, ref_logp)`：对每个 token "
                     "求 ∂k3/∂logp，其中 k3 = u − log u − 1（式 5），u = π_ref/π_θ，`ref_logp` 视为常数——手推，不用 autograd。"
                     "两个输入都是 (B, T)：采样 token 在 π_θ（`logp`）和 π_ref（`ref_logp`）下的对数概率。"),
         hints=(Text("Write u = exp(ref_logp − logp). What is ∂u/∂logp, and ∂(log u)/∂logp?",
@@ -366,7 +367,7 @@ EXERCISES = (
         reference=k3_grad, expected=_k3_grad, cases=_k3_cases, mistakes=K3_GRAD_MISTAKES,
     ),
     Compute(
-        id="kl.k3_value", notebook="04", name="k3_by_hand", form="a number",
+        id="kl.k3_value", notebook="04", name="k3_by_hand", form=NUMBER,
         title=Text("k3 for one token, by hand", "手算一个 token 的 k3"),
         prompt=Text("A sampled token has π_θ = 0.5 and π_ref = 0.25. Compute its k3 = u − log u − 1 (natural log). "
                     "One number, three decimals.",

@@ -6,7 +6,7 @@ import torch
 
 from grpo_lab import length_bias as lb
 from grpo_lab import losses as L
-from grpo_lab.exercises._kinds import Case, Compute, Implement, Known, Mistake, Option, Predict
+from grpo_lab.exercises._kinds import Case, Compute, Implement, Known, Mistake, Option, Predict, random_label
 from grpo_lab.exercises.solutions import seq_mean, token_mean
 from grpo_lab.i18n import Text, tr
 
@@ -45,28 +45,28 @@ def _agg_cases() -> list[Case]:
         v = torch.where(m > 0, v, torch.full_like(v, pad))               # padding holds junk
         cases.append(Case((v, m), label))
 
-    batch([3, 9], 9, "lengths 3 and 9")
-    batch([12, 12, 6, 24], 24, "the lecture notes' lengths 12, 12, 6, 24")
-    batch([5, 5, 5], 8, "equal lengths 5, padded to 8")
-    batch([1, 4], 6, "a one-token response")
+    batch([3, 9], 9, Text("lengths 3 and 9", "长度 3 和 9"))
+    batch([12, 12, 6, 24], 24, Text("the lecture notes' lengths 12, 12, 6, 24", "讲义里的长度 12, 12, 6, 24"))
+    batch([5, 5, 5], 8, Text("equal lengths 5, padded to 8", "等长 5，填充到 8"))
+    batch([1, 4], 6, Text("a one-token response", "一条只有一个 token 的回答"))
     for k in range(5):
         B = int(rng.integers(2, 7))
         T = int(rng.integers(3, 12))
-        batch(rng.integers(1, T + 1, size=B), T, f"random #{k + 1}", pad=float(rng.normal() * 10))
+        batch(rng.integers(1, T + 1, size=B), T, random_label(k + 1), pad=float(rng.normal() * 10))
     return cases
 
 
 PAD_DENOM = Text("Padding is counted: you divided by padded positions too (the padded length T, or B·T). Only tokens with "
                  "mask == 1 count.",
-                 "把 padding 也算进去了：你连 padding 位置也一起除了（padding 后的长度 T，或 B·T）。只有 mask == 1 的 token 才算。")
+                 "把填充也算进去了：你连填充位置也一起除了（填充后的长度 T，或 B·T）。只有 mask == 1 的 token 才算。")
 PAD_NUMERATOR = Text("Padding is counted in the sum: you used the mask to count the tokens (the denominator) but summed "
                      "the values at padding positions too (the numerator). Multiply by the mask (or select with it) "
                      "before you sum.",
-                     "把 padding 算进了求和：你用 mask 数了 token 个数（分母），却把 padding 位置的值也加进了分子。"
+                     "把填充算进了求和：你用 mask 数了 token 个数（分母），却把填充位置的值也加进了分子。"
                      "求和之前先乘上 mask（或用它筛选）。")
 PAD_VALUES = Text("Padding is counted: the values at padding positions (mask == 0) went into your sum. Multiply by the mask "
                   "(or select with it) first.",
-                  "把 padding 也算进去了：padding 位置（mask == 0）的值进了你的求和。先乘上 mask（或用它筛选）。")
+                  "把填充也算进去了：填充位置（mask == 0）的值进了你的求和。先乘上 mask（或用它筛选）。")
 
 
 def _first_token_weights(mode):
@@ -118,7 +118,7 @@ EXERCISES = (
         widget="from grpo_lab.viz.length_bias import GroupWeightsPanel\nGroupWeightsPanel(len3=12, len4=12)",   # neutral: equal lengths
     ),
     Compute(
-        id="length.weights_seq", notebook="05", name="weights_eq6", form="[c for length 3, c for length 9]",
+        id="length.weights_seq", notebook="05", name="weights_eq6", form=Text("[c for length 3, c for length 9]", "[长度 3 的 c, 长度 9 的 c]"),
         title=Text("Aggregation coefficients for lengths 3 and 9 under eq. (6)", "式 (6) 下长度 3 和 9 的聚合系数"),
         prompt=Text("A batch of B = 2 responses of 3 and 9 tokens. Under eq. (6) the loss is $\\sum_{i,t} c_{i,t}\\,v_{i,t}$: "
                     "$c_{i,t}$ is the **aggregation coefficient** of token t (how much of the batch loss it carries; the "
@@ -139,11 +139,11 @@ EXERCISES = (
                      lambda: _first_token_weights(TOK))),
     ),
     Compute(
-        id="length.weights_token", notebook="05", name="weights_eq7", form="[c for length 3, c for length 9]",
+        id="length.weights_token", notebook="05", name="weights_eq7", form=Text("[c for length 3, c for length 9]", "[长度 3 的 c, 长度 9 的 c]"),
         title=Text("… and under eq. (7)", "……以及式 (7) 下"),
         prompt=Text("The same two responses (3 and 9 tokens, padded to T = 9) under eq. (7): the aggregation coefficient c "
                     "of one token of each. Answer `[c_3, c_9]`, three decimals.",
-                    "同样两条回答（3 和 9 个 token，padding 到 T = 9），在式 (7) 下：各自一个 token 的聚合系数 c。"
+                    "同样两条回答（3 和 9 个 token，填充到 T = 9），在式 (7) 下：各自一个 token 的聚合系数 c。"
                     "回答 `[c_3, c_9]`，三位小数。"),
         hints=(Text("Eq. (7) has one denominator for the whole batch. Which tokens does it count?",
                     "式 (7) 对整批只有一个分母。它数的是哪些 token？"),),
@@ -153,7 +153,7 @@ EXERCISES = (
                      lambda: _first_token_weights(SEQ)),
                Known("padding_counted", Text("You divided by B·T = 18, counting the 6 padding positions. Eq. (7) divides by "
                                              "the real tokens, Σ|y_i| = 12.",
-                                             "你除以了 B·T = 18，把 6 个 padding 位置也数进去了。式 (7) 除以真实 token 数 Σ|y_i| = 12。"),
+                                             "你除以了 B·T = 18，把 6 个填充位置也数进去了。式 (7) 除以真实 token 数 Σ|y_i| = 12。"),
                      lambda: [1 / 18, 1 / 18])),
         explain=lambda: tr("Every token weighs the same, so the 9-token response carries 3× the total coefficient of the "
                            "3-token one (3× the total push when the two have the same |Â|).",
@@ -166,14 +166,14 @@ EXERCISES = (
         prompt=Text("Write `seq_mean(values, mask)`: eq. (6), the mean over each response's own tokens, then over the B "
                     "responses. `mask` is 1 on response tokens and 0 on padding; padding positions may hold anything.",
                     "写出 `seq_mean(values, mask)`：式 (6)，先在每条回答自己的 token 上求平均，再对 B 条回答求平均。"
-                    "`mask` 在回答 token 上为 1、padding 上为 0；padding 位置的值可以是任意数。"),
+                    "`mask` 在回答 token 上为 1、填充位置上为 0；填充位置的值可以是任意数。"),
         hints=(Text("values * mask zeroes the padding; mask.sum(-1) counts each response's tokens.",
-                    "values * mask 会把 padding 置零；mask.sum(-1) 数出每条回答的 token 数。"),),
+                    "values * mask 会把填充位置置零；mask.sum(-1) 数出每条回答的 token 数。"),),
         reference=seq_mean, expected=_agg(SEQ), cases=_agg_cases, grad_wrt=(0,),
         mistakes=(
             Mistake("eq7_for_eq6", Text("That is eq. (7), the token mean (one denominator for the whole batch). Eq. (6) "
                                         "divides each response by its own length first.",
-                                        "这是式 (7)，token 平均（整批一个分母）。式 (6) 先让每条回答除以自己的长度。"), _agg(TOK)),
+                                        "这是式 (7)，批次平均（整批一个分母）。式 (6) 先让每条回答除以自己的长度。"), _agg(TOK)),
             Mistake("padding_in_denominator", PAD_DENOM, _padding_in_denominator(SEQ)),
             Mistake("padding_values", PAD_VALUES, _padding_values(SEQ)),
             Mistake("mask_in_denominator_only", PAD_NUMERATOR, _mask_in_denominator_only(SEQ)),
@@ -184,11 +184,11 @@ EXERCISES = (
     Implement(
         id="agg.token_mean", notebook="05", name="token_mean",
         signature="(values (B, T), mask (B, T)) -> scalar Tensor",
-        title=Text("Implement eq. (7), the token mean", "实现式 (7)，token 平均"),
+        title=Text("Implement eq. (7), the token mean", "实现式 (7)，批次平均"),
         prompt=Text("Write `token_mean(values, mask)`: eq. (7), the sum over all response tokens of the batch divided by "
                     "their number. Padding positions (mask == 0) may hold anything.",
                     "写出 `token_mean(values, mask)`：式 (7)，全批所有回答 token 之和除以它们的个数。"
-                    "padding 位置（mask == 0）的值可以是任意数。"),
+                    "填充位置（mask == 0）的值可以是任意数。"),
         hints=(Text("One sum on top, one count below, both over the whole batch.", "分子一个和、分母一个计数，都是对整批。"),),
         reference=token_mean, expected=_agg(TOK), cases=_agg_cases, grad_wrt=(0,),
         mistakes=(

@@ -8,7 +8,7 @@ import torch
 
 from grpo_lab import advantages as A
 from grpo_lab import losses as L
-from grpo_lab.exercises._kinds import Case, Compute, Implement, Known, Mistake, Option, Predict
+from grpo_lab.exercises._kinds import NUMBER, Case, Compute, Implement, Known, Mistake, Option, Predict
 from grpo_lab.exercises.solutions import step_loss
 from grpo_lab.lm import broken_runs
 from grpo_lab.i18n import Text, tr
@@ -35,7 +35,8 @@ def _step_cases() -> list[Case]:
         old = logp + torch.as_tensor(rng.normal(0, 0.3 if k else 0.0, (N * G, T)))
         r = (rng.random(N * G) < 0.5).astype(float) if k % 2 == 0 else np.round(rng.random(N * G), 2)
         r[:G] = r[0]                                                     # the first prompt's group is degenerate
-        cases.append(Case((logp, old, r, mask, G), f"N={N} prompts × G={G}, T={T}" + (", ρ ≡ 1" if k == 0 else "")))
+        cases.append(Case((logp, old, r, mask, G), Text(f"N={N} prompts × G={G}, T={T}" + (", ρ ≡ 1" if k == 0 else ""),
+                                                          f"N={N} 个提示 × G={G}，T={T}" + ("，ρ ≡ 1" if k == 0 else ""))))
     return cases
 
 
@@ -53,7 +54,7 @@ STEP_MISTAKES = (
             lambda lp, olp, r, m, G: _step(lp, olp, r, m, len(np.asarray(r)))),
     Mistake("token_mean", Text("You aggregated with eq. (7), the token mean; the step uses eq. (6): per response, then over "
                                "responses.",
-                               "你用式 (7)（token 平均）做了聚合；这一步用式 (6)：先在每条回答内平均，再对回答平均。"),
+                               "你用式 (7)（批次平均）做了聚合；这一步用式 (6)：先在每条回答内平均，再对回答平均。"),
             lambda *a: _step(*a, mode="token-mean")),
     Mistake("no_std", Text("You subtracted the group mean but did not divide by the std (Dr. GRPO's advantage).",
                            "你减了组均值但没有除以标准差（Dr. GRPO 的优势）。"), lambda *a: _step(*a, scale="none")),
@@ -71,10 +72,14 @@ def _broken_summary():
     return broken_runs.summary(broken_runs.load())
 
 
-def _broken_table() -> str:
+BROKEN_HEAD = Text("| metric (mean of the last 20 steps) | healthy | mystery run |",
+                   "| 指标（最后 20 步的平均） | 正常运行 | 待诊断的运行 |")
+
+
+def _broken_table(head: str) -> str:
     s = _broken_summary()
     rows = "\n".join(f"| {m} | {s.loc['healthy', m]:.3f} | {s.loc[MYSTERY, m]:.3f} |" for m in BROKEN_SHOWN)
-    return "| metric (mean of the last 20 steps) | healthy | mystery run |\n| --- | --- | --- |\n" + rows
+    return head + "\n| --- | --- | --- |\n" + rows
 
 
 def _broken_key() -> str:
@@ -118,7 +123,7 @@ EXERCISES = (
         reference=step_loss, expected=_step, cases=_step_cases, mistakes=STEP_MISTAKES, grad_wrt=(0,),
     ),
     Compute(
-        id="lm.groups_with_gradient", notebook="06", name="groups_with_signal", form="a number",
+        id="lm.groups_with_gradient", notebook="06", name="groups_with_signal", form=NUMBER,
         title=Text("Read the metric table: how many groups teach?", "读指标表：有多少组在教？"),
         prompt=Text(f"A healthy run of the trainer (32 prompts per step) logs, averaged over its last 20 steps, "
                     f"frac_all_correct = {_broken_summary().loc['healthy', 'frac_all_correct']:.3f} and "
@@ -141,11 +146,11 @@ EXERCISES = (
                            "在这次运行中，一步里约三分之二的组全对、什么也教不了：梯度只来自约三分之一的批次（一个随机种子的最后 20 步）。"),
     ),
     Compute(
-        id="lm.informative_groups", notebook="06", name="n_informative", form="a number",
+        id="lm.informative_groups", notebook="06", name="n_informative", form=NUMBER,
         title=Text("How many groups carry a signal?", "有多少组带来信号？"),
         prompt=Text("A batch of 16 prompts, every prompt with pass rate p = 0.5, groups of G = 4. How many groups do you "
                     "expect to be informative (not degenerate)? One number.",
-                    "一批 16 个提示，每个提示的通过率都是 p = 0.5，每组 G = 4。预计有多少组是有信息的（不是退化组）？一个数。"),
+                    "一批 16 个提示，每个提示的通过率都是 p = 0.5，每组 G = 4。预计有多少组是有信息量的（不是退化组）？一个数。"),
         hints=(Text("Per group: 1 − P(all right) − P(all wrong). Then multiply by the number of prompts.",
                     "每组：1 − P(全对) − P(全错)。再乘以提示数。"),),
         value=lambda: A.expected_informative(0.5, 4, 16), atol=0.05,
@@ -174,11 +179,11 @@ EXERCISES = (
     Predict(
         id="lm.broken_run", notebook="06", name="what_broke",
         title=Text("Name what went wrong from the metric table", "从指标表说出哪里出了问题"),
-        prompt=Text("One of §7's broken runs, beside the healthy one (same seed and size, 100 steps):\n\n" + _broken_table()
+        prompt=Text("One of §7's broken runs, beside the healthy one (same seed and size, 100 steps):\n\n" + _broken_table(BROKEN_HEAD.en)
                     + "\n\nWhat was changed: `\"no_warm_start\"` (no SFT warm start), `\"noisy_std\"` (÷σ on rewards "
                     "with a little noise) or `\"lr_high\"` (learning rate 30× too high)? Commit before the cached runs are "
                     "shown below.",
-                    "§7 的一个坏运行，和正常运行并排（同样的随机种子和规模，100 步）：\n\n" + _broken_table()
+                    "§7 的一个坏运行，和正常运行并排（同样的随机种子和规模，100 步）：\n\n" + _broken_table(BROKEN_HEAD.zh)
                     + "\n\n改动的是什么：`\"no_warm_start\"`（没有 SFT 热启动）、`\"noisy_std\"`（对带一点噪声的奖励 ÷σ）"
                     "还是 `\"lr_high\"`（学习率高 30 倍）？在下面显示缓存的运行之前先作答。"),
         hints=(Text("Reward and accuracy look healthy. Which columns are not, and what do they measure: the size of Â, and "
@@ -197,7 +202,7 @@ EXERCISES = (
         explain=lambda: tr(f"The mystery run is {_broken_key()}: its mean |Â| is {_broken_summary().loc[MYSTERY, 'adv_abs_mean']:.2f} "
                            f"against {_broken_summary().loc['healthy', 'adv_abs_mean']:.2f} at the same reward — ÷σ blows "
                            "noise in all-correct groups up to unit advantages (notebook 03 §6). The table below shows all four runs.",
-                           f"这个运行是 {_broken_key()}：同样的奖励下它的平均 |Â| 是 {_broken_summary().loc[MYSTERY, 'adv_abs_mean']:.2f}，"
+                           f"待诊断的运行是 {_broken_key()}：同样的奖励下它的平均 |Â| 是 {_broken_summary().loc[MYSTERY, 'adv_abs_mean']:.2f}，"
                            f"正常运行是 {_broken_summary().loc['healthy', 'adv_abs_mean']:.2f}——÷σ 把全对组里的噪声放大成单位大小的优势"
                            "（笔记本 03 §6）。下面的表格显示全部四个运行。"),
     ),

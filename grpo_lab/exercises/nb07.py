@@ -8,7 +8,7 @@ from grpo_lab import advantages as A
 from grpo_lab import length_bias as lb
 from grpo_lab import losses as L
 from grpo_lab import methods
-from grpo_lab.exercises._kinds import Case, Compute, Implement, Known, Mistake, Option, Predict
+from grpo_lab.exercises._kinds import NUMBER, Case, Compute, Implement, Known, Mistake, Option, Predict, random_label
 from grpo_lab.exercises.solutions import dr_grpo_mean, rloo_advantages
 from grpo_lab.i18n import Text, tr
 
@@ -16,21 +16,24 @@ DR = methods.get("dr_grpo").agg          # "seq-mean-token-sum-norm", 1/(B·C)
 
 
 def _rloo_cases() -> list[Case]:
-    fixed = [([[1, 0, 0, 0]], "lecture notes: 1,0,0,0"), ([[1, 1, 0, 0]], "lecture notes: 1,1,0,0"), ([[1, 1, 1, 1]], "all equal"),
-             ([[1, 0], [0.3, 0.9]], "G=2"), ([[0.2, 0.5, 0.9, 0.1, 0.4]], "continuous rewards")]
+    fixed = [([[1, 0, 0, 0]], Text("lecture notes: 1,0,0,0", "讲义：1,0,0,0")),
+             ([[1, 1, 0, 0]], Text("lecture notes: 1,1,0,0", "讲义：1,1,0,0")),
+             ([[1, 1, 1, 1]], Text("all equal", "全部相等")), ([[1, 0], [0.3, 0.9]], "G=2"),
+             ([[0.2, 0.5, 0.9, 0.1, 0.4]], Text("continuous rewards", "连续奖励"))]
     cases = [Case((np.array(r, dtype=float),), label) for r, label in fixed]
     rng = np.random.default_rng(707)
     for k in range(5):
         N, G = int(rng.integers(1, 5)), int(rng.integers(2, 9))
-        cases.append(Case((np.round(rng.random((N, G)), 2),), f"random #{k + 1} ({N}×{G})"))
+        cases.append(Case((np.round(rng.random((N, G)), 2),), random_label(k + 1, f"{N}×{G}")))
     return cases
 
 
 def _dr_cases() -> list[Case]:
     rng = np.random.default_rng(708)
     cases = []
-    for lengths, T, C, label in (([3, 9], 9, 16, "lengths 3 and 9, C=16"), ([12, 12, 6, 24], 24, 32, "the lecture notes' lengths, C=32"),
-                                 ([4, 4], 4, 4, "C equal to the longest")):
+    for lengths, T, C, label in (([3, 9], 9, 16, Text("lengths 3 and 9, C=16", "长度 3 和 9，C=16")),
+                                 ([12, 12, 6, 24], 24, 32, Text("the lecture notes' lengths, C=32", "讲义里的长度，C=32")),
+                                 ([4, 4], 4, 4, Text("C equal to the longest", "C 等于最长的长度"))):
         m = lb.response_mask(lengths, T)
         v = torch.where(m > 0, torch.as_tensor(rng.normal(size=m.shape)), torch.full(m.shape, 5.0, dtype=torch.float64))
         cases.append(Case((v, m, C), label))
@@ -38,7 +41,7 @@ def _dr_cases() -> list[Case]:
         B, T = int(rng.integers(2, 6)), int(rng.integers(3, 10))
         m = lb.response_mask(rng.integers(1, T + 1, size=B), T)
         v = torch.where(m > 0, torch.as_tensor(rng.normal(size=m.shape)), torch.full(m.shape, -3.0, dtype=torch.float64))
-        cases.append(Case((v, m, T + int(rng.integers(1, 9))), f"random #{k + 1}"))
+        cases.append(Case((v, m, T + int(rng.integers(1, 9))), random_label(k + 1)))
     return cases
 
 
@@ -118,7 +121,7 @@ EXERCISES = (
                     "C = `max_len` (the generation budget, ≥ T), averaged over the B responses. Padding (mask == 0) may "
                     "hold anything.",
                     "写出 `dr_grpo_mean(values, mask, max_len)`：把式 (6) 里的 1/|y_i| 换成常数 1/C，C = `max_len`"
-                    "（生成预算，≥ T），再对 B 条回答平均。padding（mask == 0）上的值可以是任意数。"),
+                    "（生成预算，≥ T），再对 B 条回答平均。填充位置（mask == 0）上的值可以是任意数。"),
         hints=(Text("Every valid token gets the same weight. Which two numbers multiply to the denominator?",
                     "每个有效 token 的权重相同。分母是哪两个数的乘积？"),),
         reference=dr_grpo_mean, expected=_dr, cases=_dr_cases, grad_wrt=(0,),
@@ -134,15 +137,15 @@ EXERCISES = (
                                         "是 Dr. GRPO 的 1/(B·C) 的 B 倍。"),
                     lambda v, m, C: _dr(v, m, C) * v.shape[0]),
             Mistake("padded_length", Text("You divided by the padded length T instead of max_len = C.",
-                                          "你除以的是 padding 后的长度 T，而不是 max_len = C。"),
+                                          "你除以的是填充后的长度 T，而不是 max_len = C。"),
                     lambda v, m, C: _dr(v, m, v.shape[1])),
             Mistake("padding_values", Text("The values at padding positions went into your sum; multiply by the mask first.",
-                                           "padding 位置的值进了你的求和；先乘上 mask。"),
+                                           "填充位置的值进了你的求和；先乘上 mask。"),
                     lambda v, m, C: _dr(v, torch.ones_like(m), C)),
         ),
     ),
     Compute(
-        id="family.gspo_ratio", notebook="07", name="gspo_s", form="a number",
+        id="family.gspo_ratio", notebook="07", name="gspo_s", form=NUMBER,
         title=Text("GSPO's sequence ratio, by hand", "手算 GSPO 的序列比率"),
         prompt=Text("GSPO replaces the per-token ratios of a response by one sequence ratio "
                     "$s_i=\\exp\\big(\\tfrac1{|y_i|}\\sum_t\\log\\rho_{i,t}\\big)$. A 4-token response has per-token ratios "

@@ -6,7 +6,7 @@ from math import comb
 
 import numpy as np
 
-from grpo_lab.exercises._kinds import Compute, Known, Option, Predict
+from grpo_lab.exercises._kinds import NUMBER, Compute, Known, Option, Predict
 from grpo_lab.i18n import Text, tr
 from grpo_lab.lm import real_runs
 from grpo_lab.lm.tasks import extract_answer
@@ -80,7 +80,7 @@ EXERCISES = (
                            "基于这条规则的奖励看的是 `####` 行，而不是最后一句话。"),
     ),
     Compute(
-        id="real.pass_at_k", notebook="08", name="pass_at_4", form="a number",
+        id="real.pass_at_k", notebook="08", name="pass_at_4", form=NUMBER,
         title=Text("Read a pass@k curve", "读 pass@k 曲线"),
         prompt=Text(f"A held-out prompt was answered n = {N_SAMPLES} times and c = {N_CORRECT} replies were right. The "
                     "unbiased estimate pass@k = 1 − C(n − c, k)/C(n, k) is the chance that at least one of k replies drawn "
@@ -108,7 +108,7 @@ EXERCISES = (
                            "说明模型*能*答对，只是需要更常答对：这正是一组 G 条回复里有成功可学的情形。"),
     ),
     Compute(
-        id="real.degenerate_groups", notebook="08", name="frac_degenerate", form="a number",
+        id="real.degenerate_groups", notebook="08", name="frac_degenerate", form=NUMBER,
         title=Text("Degenerate groups in a real batch", "真实批次里的退化组"),
         prompt=Text("The probe table of §5 (`real_runs.load()[\"evals\"][\"probe_t0.7\"]`) holds, for each of 48 held-out "
                     "problems, `n` = 16 sampled replies of the untrained model at τ = 0.7 and `c`, how many were right. "

@@ -6,7 +6,7 @@ import math
 import torch
 
 from grpo_lab import losses as L
-from grpo_lab.exercises._kinds import Compute, Known, Option, Predict
+from grpo_lab.exercises._kinds import NUMBER, Compute, Known, Option, Predict
 from grpo_lab.i18n import Text, tr
 
 RHOS = (0.5, 1.0, 7.0)          # the ratios of the CISPO exercise
@@ -113,7 +113,7 @@ EXERCISES = (
                            "实验用 μ = 4。"),
     ),
     Compute(
-        id="beyond.tis_weight", notebook="09", name="tis_weight", form="a number",
+        id="beyond.tis_weight", notebook="09", name="tis_weight", form=NUMBER,
         title=Text("A TIS weight by hand", "手算一个 TIS 权重"),
         prompt=Text("The trainer gives a sampled token log π_θold = −1.0, the sampler gave it log π_sampler = −2.0. What "
                     "is its TIS weight with cap C = 2 (token_truncate)? Two decimals.",

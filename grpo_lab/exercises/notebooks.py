@@ -52,7 +52,7 @@ INTRO = Text(
     "`ex.catalog()` lists every exercise of the course.",
     "## 练习\n\n"
     "每道练习有题目、作答单元和检查单元。把答案写进作答单元，再运行检查：它会告诉你哪里对，如果是典型错误还会"
-    "指出错误的名字。卡住了？`ex.hint(\"id\")` 给一个提示（有第二个提示时用 `ex.hint(\"id\", 2)`）。"
+    "点明是哪种常见错误。卡住了？`ex.hint(\"id\")` 给一个提示（有第二个提示时用 `ex.hint(\"id\", 2)`）。"
     "本笔记本的**预测**题放在正文里，紧挨在揭晓答案的单元之前。`ex.catalog()` 列出全课程的练习。")
 
 
@@ -129,7 +129,7 @@ def _exercise_block(e: Exercise, variant: str, placed: str | None) -> list:
         info["anchor"] = placed
     meta = lambda role: {"grpo_lab": {**info, "role": role}}   # noqa: E731
     tags = ("exercise", "placed") if placed is not None else ("exercise",)
-    head = f"**{tr('Exercise', '练习')} {_number(e)} · {KIND_LABEL[e.kind]} — {e.title}** (`{e.id}`)"
+    head = f"**{tr('Exercise', '练习')} {_number(e)} · {KIND_LABEL[e.kind]} — {e.title}**{tr(' (', '（')}`{e.id}`{tr(')', '）')}"
     cells = [_cell("markdown", f"{head}\n\n{e.prompt}", f"ex-{slug}-prompt", tags + ("prompt",), **meta("prompt"))]
     answer = {"student": e.stub_code, "solution": e.solution_code, "nbgrader": e.nbgrader_code}[variant]()
     extra = _nbgrader(gid("answer"), solution=True) if variant == "nbgrader" else {}
@@ -180,7 +180,7 @@ def exercise_cells(nn: str, variant: str = "student", lang: str | None = None, f
         nxt = next_notebook(nn)
         if nxt is not None:
             name, title = nxt
-            cells.append(_cell("markdown", f"**{tr('Next', '下一篇')}:** [{name}]({name}.ipynb) — {title}",
+            cells.append(_cell("markdown", f"**{tr('Next:', '下一篇：')}** [{name}]({name}.ipynb) — {title}",
                                f"nav-{nn}-next", ("nav",)))
     return cells
 

@@ -8,7 +8,8 @@ the package's own functions (:mod:`grpo_lab.advantages`, :mod:`grpo_lab.losses`,
 the tests check that each of these passes its own checker.
 
 Each docstring states the task (inputs, output, shapes) and becomes the stub's docstring
-in the student notebook, so it describes *what*, not *how*.
+in the student notebook, so it describes *what*, not *how*. Its Chinese twin, ``fn.zh_doc`` (set
+right after each function), is the stub's docstring in a Chinese notebook.
 """
 from __future__ import annotations
 
@@ -30,6 +31,13 @@ def reinforce_estimate(theta, action, reward, baseline):
     return (reward - baseline) * score
 
 
+reinforce_estimate.zh_doc = """双臂 bandit 上、带基线 b 的单样本 REINFORCE 对 dJ/dθ 的估计。
+
+    π(A) = σ(θ)，π(B) = 1 − σ(θ)。参数：theta（float）、action（"A" 或 "B"）、reward（float）、
+    baseline（float）。返回一个 float：(R − b) 乘以所采动作的得分函数。
+"""
+
+
 # --- notebook 02 -------------------------------------------------------------------
 def reward_to_go(rewards):
     """Reward-to-go (后续回报) of one episode: rewards (T,) -> (T,).
@@ -39,6 +47,12 @@ def reward_to_go(rewards):
     """
     rewards = np.asarray(rewards, dtype=float)          # (T,)
     return np.cumsum(rewards[::-1])[::-1]               # G_t = r_t + r_{t+1} + … + r_{T-1}
+
+
+reward_to_go.zh_doc = """一局的后续回报：rewards (T,) -> (T,)。
+
+    rewards[t] 是第 t 步动作得到的奖励；结果的第 t 项是从第 t 步起的回报（不打折扣）。
+"""
 
 
 # --- notebook 03 -------------------------------------------------------------------
@@ -54,6 +68,13 @@ def group_advantages(rewards):
     adv = (rewards - mean) / (std + 1e-4)                       # (N, G)
     adv[np.all(rewards == rewards[:, :1], axis=1)] = 0.0        # all equal: exactly 0, no gradient
     return adv
+
+
+group_advantages.zh_doc = """式 (1) 的组内优势：rewards (N, G) -> advantages (N, G)。
+
+    每一行是一组（同一提示的 G 条回答）。用总体标准差，分母里在标准差上加 ε = 1e-4；
+    奖励全部相等的组恰好得到 0。
+"""
 
 
 # --- notebook 04 -------------------------------------------------------------------
@@ -72,6 +93,14 @@ def clipped_loss(logp, old_logp, adv, mask, eps):
     return -torch.minimum(unclipped, clipped)                   # loss = −ℓ, ℓ of eq. (3)
 
 
+clipped_loss.zh_doc = """式 (3) 带 clip-higher 的逐 token 裁剪代理*损失*（要最小化的量）：-> Tensor (B, T)。
+
+    logp、old_logp、mask：(B, T) 张量；adv：(B,)，每条回答一个优势，用在它的每个 token 上；
+    eps = (eps_low, eps_high)：比率被裁剪到 [1 − eps_low, 1 + eps_high]（DAPO 的非对称范围）。
+    填充位置（mask == 0）上的值不计。
+"""
+
+
 def k3_grad(logp, ref_logp):
     """The gradient ∂k3/∂logp of the k3 estimate of eq. (5), per token, u = π_ref/π_θ: -> Tensor (B, T).
 
@@ -81,6 +110,13 @@ def k3_grad(logp, ref_logp):
     """
     u = torch.exp(ref_logp - logp)                              # (B, T) u = π_ref/π_θ; ∂u/∂logp = −u
     return 1 - u                                                # ∂(u − log u − 1)/∂logp = −u + 1
+
+
+k3_grad.zh_doc = """式 (5) 的 k3 估计对 logp 的梯度 ∂k3/∂logp，逐 token，u = π_ref/π_θ：-> Tensor (B, T)。
+
+    logp = log π_θ 和 ref_logp = log π_ref 是所采 token 的对数概率，都是 (B, T)。第 (i, t) 项是
+    k3_{i,t} 对 logp[i, t] 的导数（ref_logp 固定），手工推导——不用 autograd。
+"""
 
 
 # --- notebook 05 -------------------------------------------------------------------
@@ -95,6 +131,12 @@ def seq_mean(values, mask):
     return per_response.mean()                                  # then over the B responses
 
 
+seq_mean.zh_doc = """式 (6)，序列平均：values (B, T)，mask (B, T) -> 标量 Tensor。
+
+    mask 在回答 token 上为 1、在填充位置上为 0（那里的 values 可以是任意数）。每一行至少有一个 token。
+"""
+
+
 def token_mean(values, mask):
     """Eq. (7), the token (batch) mean: values (B, T), mask (B, T) -> scalar Tensor.
 
@@ -102,6 +144,12 @@ def token_mean(values, mask):
     """
     mask = mask.to(values.dtype)
     return (values * mask).sum() / mask.sum()                   # every token of the batch weighs the same
+
+
+token_mean.zh_doc = """式 (7)，批次平均：values (B, T)，mask (B, T) -> 标量 Tensor。
+
+    mask 在回答 token 上为 1、在填充位置上为 0（那里的 values 可以是任意数）。
+"""
 
 
 # --- notebook 06 -------------------------------------------------------------------
@@ -123,6 +171,14 @@ def step_loss(logp, old_logp, rewards, mask, group_size):
     return ((per_token * mask).sum(-1) / mask.sum(-1)).mean()                # eq. (6)
 
 
+step_loss.zh_doc = """一个 GRPO 步的第 3–6 步，作用在扁平的批次上：-> 标量 Tensor，要最小化的损失。
+
+    rewards (N·G,) 按组依次排列（第 k·G … k·G + G − 1 条回答对应第 k 个提示）；
+    logp、old_logp、mask 为 (N·G, T)。每组内用式 (1)（总体标准差，ε = 1e-4，全部相等 -> 0），
+    式 (3) 的裁剪项取 ε = 0.2，再用式 (6)：先在每条回答的 token 上平均，再对回答平均。没有 KL 项（β = 0）。
+"""
+
+
 # --- notebook 07 -------------------------------------------------------------------
 def rloo_advantages(rewards):
     """RLOO advantages: each reward minus the mean of the *other* G − 1 rewards of its group.
@@ -135,6 +191,12 @@ def rloo_advantages(rewards):
     return rewards - others
 
 
+rloo_advantages.zh_doc = """RLOO 优势：每个奖励减去同组*其余* G − 1 个奖励的均值。
+
+    rewards (N, G) -> (N, G)；G ≥ 2。
+"""
+
+
 def dr_grpo_mean(values, mask, max_len):
     """Dr. GRPO's aggregation: values (B, T), mask (B, T), max_len C (int) -> scalar Tensor.
 
@@ -144,3 +206,11 @@ def dr_grpo_mean(values, mask, max_len):
     mask = mask.to(values.dtype)
     B = values.shape[0]
     return (values * mask).sum() / (B * max_len)                # Σ_i Σ_t v_{i,t} / (B·C)
+
+
+
+dr_grpo_mean.zh_doc = """Dr. GRPO 的聚合：values (B, T)，mask (B, T)，max_len C（int）-> 标量 Tensor。
+
+    把式 (6) 中的 1/|y_i| 换成常数 1/C（生成预算，C ≥ T），再对 B 条回答平均。
+    mask 在回答 token 上为 1、在填充位置上为 0。
+"""
