@@ -53,7 +53,7 @@ PENDING: dict[str, str] = {}
 # `python -m grpo_lab translations report`, and tests/test_translations.py tolerates those two kinds
 # only (code cells, structure, the language cell and generated cells must still be in sync). Set it to
 # None once the backlog is translated: the tests then require every cell to be fresh again.
-BACKLOG: str | None = "issue 23 part 4: re-translate the cells issues 19-22 and 24 changed (round of 2026-12)"
+BACKLOG: str | None = None
 BACKLOG_KINDS = ("stale", "untranslated")
 
 

@@ -2,7 +2,7 @@
 the metric guide's diagnoses and table, the panels' "What you should see" text, the widgets' prose
 banners, the "Next" titles — has no run of English words. Code identifiers (``frac_informative``),
 symbols, names (GRPO, Monte-Carlo, Qwen3) and quoted widget labels (English by design) are allowed.
-The checks and hints of ``grpo_lab/exercises`` are that package's (being rewritten by another issue)."""
+The checks, hints and reveals of ``grpo_lab/exercises`` are tested the same way in ``tests/test_exercises_zh.py``."""
 import re
 
 import matplotlib

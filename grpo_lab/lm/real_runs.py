@@ -265,9 +265,9 @@ class Claim:
         if not self.detectable:
             return tr(f"{w}: no detectable difference at n = {self.n} ({self.value:+.3f}{u}, 95 % interval {iv})",
                       f"{w}：n = {self.n} 时检测不到差别（{self.value:+.3f}{u}，95 % 区间 {iv}）")
-        up = self.value > 0
-        return tr(f"{w}: {'up' if up else 'down'} by {abs(self.value):.3f}{u} (95 % interval {iv}, n = {self.n})",
-                  f"{w}：{'上升' if up else '下降'} {abs(self.value):.3f}{u}（95 % 区间 {iv}，n = {self.n}）")
+        way = tr("up", "上升") if self.value > 0 else tr("down", "下降")
+        return tr(f"{w}: {way} by {abs(self.value):.3f}{u} (95 % interval {iv}, n = {self.n})",
+                  f"{w}：{way} {abs(self.value):.3f}{u}（95 % 区间 {iv}，n = {self.n}）")
 
     __repr__ = __str__
 
