@@ -236,9 +236,9 @@ def synthetic_batch(rewards, lengths, *, T: int | None = None, seed: int = 0, dr
 T_BUDGET = 16
 _SEED_REWARDS = [[1, 1, 0, 0], [1, 0, 0, 0], [1, 1, 1, 0]]
 BATCH_SPECS = {
-    "seed groups": (
-        Text("the seed's three groups 1,1,0,0 / 1,0,0,0 / 1,1,1,0, on-policy (every ρ = 1)",
-             "讲义的三个组 1,1,0,0 / 1,0,0,0 / 1,1,1,0，同策略（每个 ρ = 1）"),
+    "lecture-notes groups": (
+        Text("lecture notes 004 §三's groups 1,1,0,0 and 1,0,0,0, with their mirror 1,1,1,0, on-policy (every ρ = 1)",
+             "讲义 004 §三 的两个组 1,1,0,0 与 1,0,0,0，加上其镜像 1,1,1,0，同策略（每个 ρ = 1）"),
         dict(rewards=_SEED_REWARDS, lengths=[[6, 9, 12, 8], [7, 10, 14, 5], [8, 6, 11, 13]], seed=0)),
     "long wrong answers": (
         Text("correct answers short, wrong answers of very different lengths (4 vs 16 tokens), on-policy",
@@ -251,7 +251,7 @@ BATCH_SPECS = {
         dict(rewards=[[1, 1, 1, 1], [0, 0, 0, 0], [1, 0, 1, 0]],
              lengths=[[6, 8, 7, 9], [14, 12, 16, 15], [7, 12, 9, 10]], seed=2)),
     "stale (off-policy)": (
-        Text("the seed groups after a few optimiser steps: most tokens' log-probs barely moved "
+        Text("the lecture-notes groups after a few optimiser steps: most tokens' log-probs barely moved "
              "(noise 1e-4), but one token in ten jumped by 0.15-0.6 nats either way",
              "讲义的三个组经过几次优化器更新之后：大多数 token 的对数概率几乎没动（噪声 1e-4），"
              "但十个 token 中有一个上下跳动了 0.15–0.6 nats"),
@@ -266,7 +266,7 @@ BATCH_SPECS = {
 BATCHES = tuple(BATCH_SPECS)
 
 
-def make_batch(name: str = "seed groups") -> FrozenBatch:
+def make_batch(name: str = "lecture-notes groups") -> FrozenBatch:
     """One of the named frozen batches (:data:`BATCHES`), all of shape N = 3, G = 4, T = 16."""
     name = _checks.choice("name", name, BATCHES)
     description, kw = BATCH_SPECS[name]

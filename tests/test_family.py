@@ -35,7 +35,7 @@ def test_named_batches_share_one_shape_and_are_deterministic():
 
 
 def test_on_policy_batches_have_ratio_exactly_one():
-    for name in ("seed groups", "long wrong answers", "degenerate groups", "partial credit"):
+    for name in ("lecture-notes groups", "long wrong answers", "degenerate groups", "partial credit"):
         b = family.make_batch(name)
         np.testing.assert_array_equal(b.logp, b.old_logp)
     stale = family.make_batch("stale (off-policy)")
@@ -43,7 +43,7 @@ def test_on_policy_batches_have_ratio_exactly_one():
 
 
 def test_seed_groups_batch_holds_the_seed_rewards():
-    np.testing.assert_array_equal(family.make_batch("seed groups").rewards, SEED_GROUPS)
+    np.testing.assert_array_equal(family.make_batch("lecture-notes groups").rewards, SEED_GROUPS)
 
 
 def test_synthetic_batch_bad_input_names_the_argument():
@@ -89,7 +89,7 @@ def test_variants_are_defined_by_the_four_axes():
 
 
 def test_seed_numbers_in_the_frozen_batch():
-    adv = _wide("seed groups")
+    adv = _wide("lecture-notes groups")
     grpo = adv["GRPO"].to_numpy().reshape(3, 4)
     np.testing.assert_allclose(grpo[0], [1, 1, -1, -1], atol=1e-3)                # 1,1,0,0 -> ±1
     np.testing.assert_allclose(np.round(grpo[1], 2), [1.73, -0.58, -0.58, -0.58])  # 1,0,0,0
@@ -102,7 +102,7 @@ def test_seed_numbers_in_the_frozen_batch():
 
 
 def test_on_policy_gradient_weights_follow_the_aggregation_formulas():
-    s = family.score_batch("seed groups")
+    s = family.score_batch("lecture-notes groups")
     b = s.batch
     lens = b.lengths.reshape(-1).astype(float)
     adv = s.wide("adv")
@@ -124,7 +124,7 @@ def test_on_policy_gradient_weights_follow_the_aggregation_formulas():
 
 
 def test_loss_values_on_policy():
-    s = family.score_batch("seed groups")
+    s = family.score_batch("lecture-notes groups")
     b = s.batch
     for v in ("GRPO", "GSPO", "RLOO"):                  # Σ_group Â = 0 and every answer weighs 1/B
         assert abs(s.summary.loc[v, "loss"]) < 1e-12
@@ -202,15 +202,15 @@ def test_weights_are_token_grad_weights_of_the_variant():
 
 
 def test_beta_adds_the_same_kl_to_every_variant():
-    s = family.score_batch("seed groups", beta=0.04)
+    s = family.score_batch("lecture-notes groups", beta=0.04)
     assert (s.summary["kl"] > 0).all()
     np.testing.assert_allclose(s.summary["loss"], s.summary["pg_loss"] + 0.04 * s.summary["kl"])
-    s0 = family.score_batch("seed groups")
+    s0 = family.score_batch("lecture-notes groups")
     assert not np.allclose(s.weights["GRPO"], s0.weights["GRPO"])
 
 
 def test_score_batch_tables_and_bad_input():
-    s = family.score_batch("seed groups", ["GRPO", family.VARIANTS["RLOO"]])
+    s = family.score_batch("lecture-notes groups", ["GRPO", family.VARIANTS["RLOO"]])
     assert list(s.summary.index) == ["GRPO", "RLOO"]
     assert set(s.weights) == {"GRPO", "RLOO"}
     wide = s.wide("adv")
@@ -220,15 +220,15 @@ def test_score_batch_tables_and_bad_input():
     with pytest.raises(ValueError, match="column"):
         s.wide("nope")
     with pytest.raises(ValueError, match="variants"):
-        family.score_batch("seed groups", ["PPO"])
+        family.score_batch("lecture-notes groups", ["PPO"])
     with pytest.raises(TypeError, match="variants"):
-        family.score_batch("seed groups", [3])
+        family.score_batch("lecture-notes groups", [3])
     with pytest.raises(ValueError, match="variants"):
-        family.score_batch("seed groups", [])
+        family.score_batch("lecture-notes groups", [])
     with pytest.raises(ValueError, match="distinct"):
-        family.score_batch("seed groups", ["GRPO", "GRPO"])
+        family.score_batch("lecture-notes groups", ["GRPO", "GRPO"])
     with pytest.raises(ValueError, match="beta"):
-        family.score_batch("seed groups", beta=-1)
+        family.score_batch("lecture-notes groups", beta=-1)
     with pytest.raises(TypeError, match="batch"):
         family.score_batch(42)
     with pytest.raises(ValueError, match="variant"):

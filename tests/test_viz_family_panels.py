@@ -12,7 +12,7 @@ from grpo_lab.viz.family_panels import (FIGURES, PUSH_UNIT, CreditPanel, FrozenB
 def test_frozen_batch_panel_draws_the_scores():
     panel = FrozenBatchPanel()
     s = panel.result
-    assert s.batch.name == "seed groups"
+    assert s.batch.name == "lecture-notes groups"
     grpo = bar_heights(panel.adv_bars["GRPO"])
     np.testing.assert_allclose(np.round(grpo[4:8], 2), [1.73, -0.58, -0.58, -0.58])   # seed group 1,0,0,0
     assert round(grpo[11], 2) == -1.73                                                # 1,1,1,0: the wrong one

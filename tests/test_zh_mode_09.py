@@ -65,7 +65,7 @@ def test_verdicts_are_chinese_and_keep_their_numbers(zh, runs):
         for line, (_, r) in zip(zh_lines, cmp.iterrows()):
             assert not english_runs(line), line
             assert f"{r.difference:+.4f} [{r.ci_low:+.4f}, {r.ci_high:+.4f}]" in line and "95 % t 区间" in line
-            said = "n = 3 时没有可检测的差异" in line                    # the words notebook 09 (zh) quotes
+            said = "n = 3 时检测不到差别" in line                    # the words notebook 09 (zh) quotes
             assert said == (not r.detectable), line
             if r.detectable:
                 assert ("高" if r.difference > 0 else "低") in line

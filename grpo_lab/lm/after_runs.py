@@ -116,7 +116,7 @@ def verdicts(cmp: pd.DataFrame) -> list[str]:
                           f"{cond}：{r.column} 比 {r['vs']} {word}，差值 {ci}"))
         else:
             out.append(tr(f"{cond}: no detectable difference in {r.column} from {r['vs']} at n = {r.n}: {ci}",
-                          f"{cond}：{r.column} 与 {r['vs']} 相比，n = {r.n} 时没有可检测的差异：{ci}"))
+                          f"{cond}：{r.column} 与 {r['vs']} 相比，n = {r.n} 时检测不到差别：{ci}"))
     return out
 
 

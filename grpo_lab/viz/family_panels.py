@@ -82,7 +82,7 @@ class FrozenBatchPanel(Panel):
     bench_moves = [{"batch": b} for b in family.BATCHES]
 
     def make_controls(self):
-        return {"batch": dropdown("frozen batch", list(family.BATCHES), "seed groups")}
+        return {"batch": dropdown("frozen batch", list(family.BATCHES), "lecture-notes groups")}
 
     shown = "lecture"     # SHOWN key: the variants this panel scores
 
@@ -351,7 +351,7 @@ def _frozen_figure(batch: str) -> FrozenBatchPanel:
 
 
 def fig_frozen_batch():
-    return _frozen_figure("seed groups")
+    return _frozen_figure("lecture-notes groups")
 
 
 def fig_frozen_batch_long_wrong():

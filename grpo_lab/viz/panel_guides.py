@@ -71,8 +71,8 @@ PANEL_GUIDES = {
         '同策略时每行是同一种颜色（广播的标量）；在异策略批次中，token 级变体在被裁剪的 token 处打出空洞，GSPO 则整条回答变空。',
     ),
     "family.frozen_batch_beyond": see(  # BeyondBatchPanel (notebook 09, beyond the lecture notes)
-        "Start on 'seed groups' (on-policy), then pick 'stale (off-policy)'.",
-        "先看 'seed groups'（同策略），再选 'stale (off-policy)'。",
+        "Start on 'lecture-notes groups' (on-policy), then pick 'stale (off-policy)'.",
+        "先看 'lecture-notes groups'（同策略），再选 'stale (off-policy)'。",
         'GRPO and DAPO beside CISPO, SAPO and GMPO: lengths, Â_i, each answer\'s total push, and the push on every token.',
         'GRPO、DAPO 与 CISPO、SAPO、GMPO 并列：长度、Â_i、每条回答的总推力，以及每个 token 的推力。',
         "On policy (ρ = 1) SAPO and GMPO push exactly as GRPO, and CISPO exactly as DAPO (the two aggregations still differ); in the stale batch CISPO and SAPO leave no holes where GRPO clips, and GMPO scales each answer by its geometric-mean ratio, with a hole only where a token's log-ratio passes ±0.4.",
