@@ -127,3 +127,26 @@ def test_every_allowed_exception_still_exists_and_is_few():
     for (nb, cell_id, literal), why in ALLOWED.items():
         cells = {c.id: c.source for c in nbformat.read(NOTEBOOKS / f"{nb}.ipynb", as_version=4).cells}
         assert literal in shown_english(cells.get(cell_id, "")) and why, (nb, cell_id, literal)
+
+
+def test_the_method_table_shows_chinese_headers_and_keeps_english_data():
+    from grpo_lab import methods, roadmap, set_language
+    from test_zh_mode import english_runs
+
+    part = roadmap.method_table(["GRPO", "CISPO"], ["aggregation", "policy loss", "lecture notes"])
+    try:
+        set_language("zh")
+        shown = part.shown()
+        assert list(shown.columns) == ["聚合方式", "策略损失", "讲义"] and shown.index.name == "方法"
+        assert shown["讲义"].tolist() == ["是", "否"]                               # CISPO is beyond the lecture notes
+        assert not [c for c in shown.columns if english_runs(c)]
+        assert not part.loc["CISPO", "lecture notes"] and part.loc["GRPO", "lecture notes"]      # code reads booleans
+        assert "聚合方式" in part._repr_html_()
+    finally:
+        set_language("en")
+    assert list(part.columns) == ["aggregation", "policy loss", "lecture notes"] and "aggregation" in part._repr_html_()
+    assert methods.table().shape == (len(methods.METHODS), 12)
+    with pytest.raises(ValueError, match="rows must be a list of method labels"):
+        methods.table(["GRPO", "no such method"])
+    with pytest.raises(ValueError, match="columns must be a list of column names"):
+        methods.table(columns="aggregation")
