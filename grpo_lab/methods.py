@@ -212,15 +212,24 @@ def preset_overrides() -> dict[str, dict]:
     return {n: METHODS[n].config_overrides() for n in PRESETS}
 
 
-def table():
-    """The registry as a ``pandas.DataFrame``, one row per method (for notebooks 00 and 07)."""
+def table(rows=None, columns=None):
+    """The registry as a ``pandas.DataFrame``, one row per method (for notebooks 00, 07 and 09), English
+    labels (code reads them). ``rows`` (method labels, e.g. ``["GRPO", "DAPO"]``) and ``columns``
+    (headers) pick a part of it. :func:`grpo_lab.roadmap.method_table` is the same table as a student
+    sees it, with Chinese headers under ``grpo_lab.set_language("zh")``."""
     import pandas as pd
 
-    rows = [{"method": m.label, "advantage": m.estimator, "÷ std": m.adv_scale, "aggregation": m.agg,
+    data = [{"method": m.label, "advantage": m.estimator, "÷ std": m.adv_scale, "aggregation": m.agg,
              "ratio": m.ratio_level, "eps_low": m.eps_low, "eps_high": m.clip_high,
              "dynamic sampling": m.dynamic_sampling, "overlong buffer": m.overlong_buffer, "beta": m.beta,
              "policy loss": m.policy_loss, "lecture notes": m.lecture, "paper": m.paper} for m in METHODS.values()]
-    return pd.DataFrame(rows).set_index("method")
+    frame = pd.DataFrame(data).set_index("method")
+    for arg, wanted, known in (("rows", rows, frame.index), ("columns", columns, frame.columns)):
+        if wanted is not None and (isinstance(wanted, str) or not set(wanted) <= set(known)):
+            raise ValueError(f"{arg} must be a list of {'method labels' if arg == 'rows' else 'column names'} "
+                             f"from {list(known)}, got {wanted!r}")
+    return frame.loc[list(rows) if rows is not None else frame.index,
+                     list(columns) if columns is not None else frame.columns]
 
 
 __all__ = ["Method", "METHODS", "NAMES", "PRESETS", "get", "colour", "colour_name", "label", "preset_overrides", "table",

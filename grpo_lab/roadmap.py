@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from grpo_lab import methods as _methods
 from grpo_lab import roadmap_zh as _ZH
 from grpo_lab.i18n import Text
 from grpo_lab.i18n_table import localized
@@ -199,6 +200,23 @@ def glossary_table() -> pd.DataFrame:
 def symbol_table() -> pd.DataFrame:
     return _frame(SYMBOLS, ["symbol", "meaning", "granularity"],
                   [(s, _ZH.SYMBOL_MEANING[s], _ZH.GRANULARITY[g]) for s, _, g in SYMBOLS])
+
+
+def method_table(rows=None, columns=None) -> pd.DataFrame:
+    """:func:`grpo_lab.methods.table` (English data; ``rows``/``columns`` pick a part) that displays
+    Chinese headers and 是/否 in Chinese mode. Select with the arguments: a ``.loc`` slice of the
+    result is a plain, English frame."""
+    frame = _methods.table(rows, columns)
+
+    def zh_view() -> pd.DataFrame:
+        out = frame.copy()
+        for col in out.columns:
+            if out[col].dtype == bool:
+                out[col] = out[col].map({True: "是", False: "否"})
+        out.index.name = _ZH.COLUMNS[frame.index.name]
+        return out.rename(columns=lambda c: _ZH.COLUMNS.get(c, c))
+
+    return localized(frame, zh_view)
 
 
 def notebook_table() -> str:

@@ -107,4 +107,7 @@ COLUMNS = {
     "model": "模型", "benchmark": "基准", "result (as lecture notes 004 quote it)": "结果（讲义 004 的原话）",
     "the paper's own claim": "论文自己的说法", "reference": "文献", "title": "题目",
     "notebook": "笔记本", "topic": "主题", "the question it answers": "它回答的问题", "code": "代码",
+    # grpo_lab.methods.table()'s headers (roadmap.method_table)
+    "advantage": "优势", "aggregation": "聚合方式", "ratio": "比率层级", "dynamic sampling": "动态采样",
+    "overlong buffer": "超长缓冲", "policy loss": "策略损失", "lecture notes": "讲义", "paper": "论文",
 }
