@@ -383,7 +383,7 @@ class Implement(Exercise):
             except (TypeError, ValueError):
                 return self._fb(FAILED, tr(f"{self.name} returned {type(out).__name__} on input {case.label}; expected "
                                            f"numbers of shape {exp.shape}.",
-                                           f"{self.name} 在输入「{case.label}」上返回了 {type(out).__name__}；需要形状为 {exp.shape} 的数。"))
+                                           f"{self.name} 在输入「{case.label}」上返回了 {type(out).__name__}；需要形状为 {exp.shape} 的数值。"))
             if exp.ndim == 0 and got.size == 1:
                 got = got.reshape(())
             if got.shape != exp.shape:
@@ -402,7 +402,7 @@ class Implement(Exercise):
         first = tr(", ".join(str(c.label) for c in cases[:4]), "、".join(f"「{c.label}」" for c in cases[:4]))
         return self._fb(PASSED, tr(f"Correct on all {len(cases)} inputs ({first}, … "
                                    "and seeded random ones)" + (", values and gradients." if self.grad_wrt else "."),
-                                   f"全部 {len(cases)} 个输入都正确（{first}……以及若干随机输入）"
+                                   f"全部 {len(cases)} 个输入都正确（{first}……以及若干由随机种子生成的输入）"
                                    + ("，数值和梯度都对。" if self.grad_wrt else "。")))
 
     def _timeout(self, i: int, case: Case) -> Feedback:

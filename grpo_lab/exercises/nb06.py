@@ -183,7 +183,7 @@ EXERCISES = (
                     + "\n\nWhat was changed: `\"no_warm_start\"` (no SFT warm start), `\"noisy_std\"` (÷σ on rewards "
                     "with a little noise) or `\"lr_high\"` (learning rate 30× too high)? Commit before the cached runs are "
                     "shown below.",
-                    "§7 的一个坏运行，和正常运行并排（同样的随机种子和规模，100 步）：\n\n" + _broken_table(BROKEN_HEAD.zh)
+                    "§7 中一个出了问题的运行，和正常运行并排（同样的随机种子和规模，100 步）：\n\n" + _broken_table(BROKEN_HEAD.zh)
                     + "\n\n改动的是什么：`\"no_warm_start\"`（没有 SFT 热启动）、`\"noisy_std\"`（对带一点噪声的奖励 ÷σ）"
                     "还是 `\"lr_high\"`（学习率高 30 倍）？在下面显示缓存的运行之前先作答。"),
         hints=(Text("Reward and accuracy look healthy. Which columns are not, and what do they measure: the size of Â, and "

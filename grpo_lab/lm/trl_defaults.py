@@ -27,7 +27,7 @@ TRL_DEFAULTS = {"loss_type": "dapo", "beta": 0.0, "scale_rewards": "group", "imp
 _MEANING = {
     "loss_type": (Text("'dapo' = token-mean (eq. 7) over the whole batch instead of eq. (6)'s seq-mean: long responses "
                        "weigh more, no 1/|y_i| length bias",
-                       "'dapo' = 对整个批次取批次平均（式 7），而不是式 (6) 的序列平均：长回复的分量更重，没有 1/|y_i| 的长度偏差"),
+                       "'dapo' = 式 (7) 的批次平均（整个批次一个分母），而不是式 (6) 的序列平均：长回复的分量更重，没有 1/|y_i| 的长度偏差"),
                   Text("05 (length bias), 07 (one batch, every method)", "05（长度偏差），07（一个批次，所有方法）")),
     "beta": (Text("no KL term and no reference model at all (the course's GRPO preset has β = 0.04, DeepSeekMath's value; "
                   "lecture notes 000 eq. (2) leaves β symbolic)",
