@@ -84,7 +84,7 @@ def _seeds(name, method, changes, seeds, **overrides):
 
 RFT = dict(estimator="rft", adv_scale="none", beta=0.0, kl_metric=True)
 _GRPO = Text("GRPO: Â = (r − mean)/std, eq. (6), β = 0.04", "GRPO：Â = (r − 均值)/标准差，式 (6)，β = 0.04")
-_RFT = Text("RFT baseline: Â = r (1 correct, 0 wrong), no negatives, β = 0; the same samples",
+_RFT = Text("RFT baseline: Â = r (1 correct, 0 wrong), no negatives, β = 0; the same sampling budget",
             "RFT 基线：Â = r（答对为 1，答错为 0），没有负优势，β = 0；采样预算相同")
 _LORA = Text("GRPO with LoRA rank 8 (adapters only), lr 10× (LoRA's usual scaling)",
              "GRPO，LoRA 秩 8（只训练适配器），学习率为全量微调的 10 倍（LoRA 的常用做法）")
