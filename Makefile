@@ -108,12 +108,12 @@ clean:
 # The support matrix (README "Supported versions"). `make test` above is the main combination:
 # Python 3.11 + the newest dependencies, the full suite. The other two run the unit, property and
 # English-notebook (nbval) tests, each in its own venv:
-#   test-floor   Python 3.10 (pyproject's requires-python) + the lowest version of every requirement requirements.txt allows
+#   test-floor   Python 3.11 (pyproject's requires-python: why not 3.10 is said there) + the lowest version of every requirement requirements.txt allows
 #   test-newest  Python 3.13 + the newest of everything
 # torch is TORCH_PIN in all three (2.13.0: a CPU build on disk for Python 3.11; PyPI's build,
 # run on the CPU, for 3.13). The hand-off suites (TRL, verl) and the browser suite run
 # on the main combination only; so do the Chinese notebooks (same code, other strings).
-PY_FLOOR  ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.10*/bin/python3.10) python3.10)
+PY_FLOOR  ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.11*/bin/python3.11) python3.11)
 PY_NEWEST ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.13*/bin/python3.13) python3.13)
 MATRIX_TESTS ?= tests notebooks/*.ipynb -m "not browser and not slow" --ignore=tests/browser \
 	--ignore=tests/test_verl_config.py --ignore=tests/test_trl_handoff.py --ignore=tests/test_trl_compat.py

@@ -38,8 +38,8 @@ def test_requirements_declare_floors():
 
 @pytest.mark.skipif(MATRIX != "floor", reason="only in `make test-floor`")
 def test_floor_combination_runs_every_floor():
-    assert sys.version_info[:2] == (3, 10)      # pyproject's requires-python
-    assert re.search(r'requires-python = ">=3\.10"', (ROOT / "pyproject.toml").read_text())
+    assert sys.version_info[:2] == (3, 11)      # pyproject's requires-python
+    assert re.search(r'requires-python = ">=3\.11"', (ROOT / "pyproject.toml").read_text())
     wrong = {name: (want, metadata.version(name)) for name, want in floors().items()
              if name != "torch" and _padded(metadata.version(name)) != _padded(want)}
     assert not wrong, f"installed ≠ declared floor: {wrong}"
