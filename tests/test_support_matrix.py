@@ -38,7 +38,8 @@ def test_requirements_declare_floors():
 
 @pytest.mark.skipif(MATRIX != "floor", reason="only in `make test-floor`")
 def test_floor_combination_runs_every_floor():
-    assert sys.version_info[:2] == (3, 11)
+    assert sys.version_info[:2] == (3, 11)      # pyproject's requires-python
+    assert re.search(r'requires-python = ">=3\.11"', (ROOT / "pyproject.toml").read_text())
     wrong = {name: (want, metadata.version(name)) for name, want in floors().items()
              if name != "torch" and _padded(metadata.version(name)) != _padded(want)}
     assert not wrong, f"installed ≠ declared floor: {wrong}"
@@ -49,3 +50,17 @@ def test_newest_combination_is_python_3_13_above_the_floors():
     assert sys.version_info[:2] == (3, 13)
     below = {n: v for n, v in floors().items() if _padded(metadata.version(n)) < _padded(v)}
     assert not below, below
+
+
+def test_the_matrix_stages_run_the_cached_data_and_english_notebook_tests():
+    """Issue 21 #2: every cached file is loaded under the floor and the newest pandas, i.e. both
+    matrix stages collect tests/test_cached_data.py (not ignored, not marked slow) and the notebooks."""
+    make = (ROOT / "Makefile").read_text()
+    m = re.search(r"^MATRIX_TESTS \?=(.*?)(?<!\\)\n", make, flags=re.M | re.S)
+    assert m, "Makefile: MATRIX_TESTS not found"
+    selection = m.group(1)
+    assert re.search(r"(^|\s)tests(\s|$)", selection) and "notebooks/*.ipynb" in selection, selection
+    assert "test_cached_data" not in selection and "not slow" in selection, selection
+    assert "pytest.mark.slow" not in (ROOT / "tests" / "test_cached_data.py").read_text()
+    assert re.search(r"^test-floor:.*\n(\t.*\n)*\t.*matrix-run", make, flags=re.M)
+    assert re.search(r"^test-newest:.*\n(\t.*\n)*\t.*matrix-run", make, flags=re.M)

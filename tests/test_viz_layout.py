@@ -192,8 +192,12 @@ def labels_outside(fig, tol_px: float = 1.0) -> list[str]:
             continue
         texts += [(f"axes {k} x-label", ax.xaxis.label), (f"axes {k} y-label", ax.yaxis.label)]
         for axis, lim in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):    # only the ticks drawn
-            lo, hi = sorted(lim)
-            texts += [(f"axes {k} tick label", t) for loc, t in zip(axis.get_ticklocs(), axis.get_ticklabels())
+            # compared in the axis's own scale (a log axis's 1e-10 tick lies outside a 1e-9..5 view,
+            # though a linear tolerance would admit it; such a label is not drawn and its place is stale)
+            tr = axis.get_transform()
+            lo, hi = sorted(tr.transform(np.asarray(lim, float)))
+            locs = tr.transform(np.asarray(axis.get_ticklocs(), float))
+            texts += [(f"axes {k} tick label", t) for loc, t in zip(locs, axis.get_ticklabels())
                       if lo - 1e-9 * (hi - lo) <= loc <= hi + 1e-9 * (hi - lo)]
     bad = []
     for what, t in texts:

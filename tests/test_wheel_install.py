@@ -7,13 +7,9 @@ a fresh venv that sees this environment's site-packages for the dependencies (a 
 that environment's own editable grpo_lab is *not* activated: grpo_lab must come from the wheel).
 """
 import os
-import socket
 import subprocess
 import sys
 import sysconfig
-import time
-import urllib.error
-import urllib.request
 import venv
 from pathlib import Path
 
@@ -21,12 +17,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _setuptools_at_least(major: int) -> bool:
@@ -79,38 +69,12 @@ def test_wheel_is_imported_with_course_and_data(installed):
     assert files == want + want_zh and want and want_zh
 
 
-def test_grpo_lab_lab_serves_the_copied_course(installed, tmp_path):
-    port, token = _free_port(), "grpo-lab-wheel-test"
+def test_grpo_lab_lab_serves_the_copied_course(installed, tmp_path, lab_server):
     exe = installed["bin"] / ("grpo-lab.exe" if os.name == "nt" else "grpo-lab")
     folder = tmp_path / "my course"
-    env = {**installed["env"], "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime")}
-    log = open(tmp_path / "lab.log", "w+")
-    proc = subprocess.Popen([str(exe), "lab", str(folder), "--no-browser", "--ServerApp.ip=127.0.0.1",
-                             f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-                             f"--IdentityProvider.token={token}"],
-                            cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT, env=env)
-    try:
-        listing = None
-        for _ in range(240):                      # up to ~2 minutes on a busy machine
-            if proc.poll() is not None:
-                break
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/contents?token={token}", timeout=2) as r:
-                    listing = r.read().decode()
-                    break
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                time.sleep(0.5)
-        log.seek(0)
-        assert listing is not None, f"grpo-lab lab exited with {proc.poll()} or never answered:\n{log.read()[-3000:]}"
-        assert "00_roadmap.ipynb" in listing and '"zh"' in listing      # the server's root is the copied course
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+    listing = lab_server(lambda flags: [str(exe), "lab", str(folder), *flags], cwd=tmp_path,
+                         env=installed["env"], path="/api/contents")
+    assert "00_roadmap.ipynb" in listing and '"zh"' in listing      # the server's root is the copied course
     assert (folder / "zh" / "00_roadmap.ipynb").exists()
 
 

@@ -13,7 +13,9 @@ transformers reads GGUF and dequantises to fp32, but that takes ≈ 35 s on two 
 dequantised model refuses ``save_pretrained``. So the first use converts it once: the
 state dict is copied into a model built from the config (all keys match), the config loses
 its ``quantization_config``, and weights + tokenizer are written as a normal transformers
-folder ``<cache>/pretrained/<name>-<sha256[:16] of the GGUF>``. The folder is written
+folder ``<cache>/pretrained/<name>-<sha256[:16] of the GGUF>-tf<transformers version>`` (a
+folder converted by another transformers release is never reused: its tokenizer and config
+files are that release's; ``verify`` also refuses one whose record names another release). The folder is written
 under a temporary name and renamed into place (atomic: a killed conversion leaves no
 half-written model). One process converts at a time (``.lock-<folder>`` in the cache): a
 second one waits for it and reuses its result. The size of every file written is recorded
@@ -103,10 +105,18 @@ def file_sha256(path: Path, chunk: int = 1 << 22) -> str:
     return h.hexdigest()
 
 
+def converter_version() -> str:
+    """The transformers release that converts (and will read) the model: part of the cache key."""
+    import transformers
+
+    return str(transformers.__version__)
+
+
 def cached_folder(name: str, cache_dir=None) -> Path:
-    """``<cache>/pretrained/<name>-<sha256[:16]>``: where the converted model of ``name`` lives."""
+    """``<cache>/pretrained/<name>-<sha256[:16]>-tf<transformers version>``: where the converted
+    model of ``name`` lives for the installed transformers."""
     root = Path(cache_dir) if cache_dir else default_cache_dir()
-    return root / "pretrained" / f"{name}-{file_sha256(gguf_path(name))[:16]}"
+    return root / "pretrained" / f"{name}-{file_sha256(gguf_path(name))[:16]}-tf{converter_version()}"
 
 
 def _dequantise(gguf: Path):
@@ -161,7 +171,7 @@ def convert_gguf(gguf: Path, dest: Path) -> Path:
         (tmp / "config.json").write_text(json.dumps(conf, indent=2))
         files = {p.name: p.stat().st_size for p in sorted(tmp.iterdir()) if p.is_file()}
         (tmp / SOURCE_FILE).write_text(json.dumps({"gguf": str(gguf), "sha256": file_sha256(gguf), "format": 2,
-                                                   "files": files}))
+                                                   "transformers": converter_version(), "files": files}))
         for p in tmp.iterdir():
             fsutil.fsync(p)
         try:
@@ -182,7 +192,8 @@ def convert_gguf(gguf: Path, dest: Path) -> Path:
 def verify(folder: Path) -> str | None:
     """None when the converted ``folder`` is whole, else what is wrong with it (one phrase).
 
-    Checks that config.json parses, that every file has the size recorded at conversion, and
+    Checks that config.json parses, that the transformers release recorded at conversion (if
+    any) is the installed one, that every file has the size recorded at conversion, and
     that every safetensors header is whole and covers its file (cheap: nothing is loaded).
     """
     folder = Path(folder)
@@ -196,6 +207,9 @@ def verify(folder: Path) -> str | None:
         source = json.loads((folder / SOURCE_FILE).read_text())
     except (OSError, ValueError):
         source = {}
+    made_by, this = source.get("transformers"), converter_version()
+    if made_by is not None and made_by != this:
+        return f"it was converted by transformers {made_by}, not by the installed {this}"
     for name, size in (source.get("files") or {}).items():
         try:
             got = (folder / name).stat().st_size
@@ -381,5 +395,5 @@ def load(model, *, cache_dir=None, dtype=None, hub: bool = False):
 
 
 __all__ = ["REGISTRY", "PretrainedSpec", "resolve", "load", "gguf_path", "cached_folder", "convert_gguf", "verify",
-           "ensure_converted",
+           "ensure_converted", "converter_version",
            "has_chat_template", "chat_end_id"]
