@@ -60,8 +60,10 @@ def copy_course(folder, *, force: bool = False, ask=_ask, log=print) -> dict:
     """Copy the course into ``folder`` (created if needed).
 
     A notebook missing there is copied; one that still matches what was copied last time is
-    replaced by the shipped version; one the student changed is kept, unless ``force`` or
-    ``ask(question)`` says yes. Returns ``{"copied": [...], "kept": [...], "unchanged": [...]}``.
+    replaced by the shipped version; one the student changed is kept without a question while the
+    course has nothing newer for it than what was copied last time ("yours"), and otherwise kept
+    unless ``force`` or ``ask(question)`` says yes (a habitual "y" at every start would lose work).
+    Returns ``{"copied": [...], "kept": [...], "yours": [...], "unchanged": [...]}``.
     """
     src, dest = source_dir(), Path(folder).expanduser()
     try:
@@ -75,7 +77,7 @@ def copy_course(folder, *, force: bool = False, ask=_ask, log=print) -> dict:
         manifest = json.loads(man_path.read_text()) if man_path.exists() else {}
     except (OSError, ValueError):
         manifest = {}
-    done: dict[str, list[str]] = {"copied": [], "kept": [], "unchanged": []}
+    done: dict[str, list[str]] = {"copied": [], "kept": [], "yours": [], "unchanged": []}
     for rel in course_files(src):
         shipped, target = src / rel, dest / rel
         new = _digest(shipped)
@@ -86,6 +88,9 @@ def copy_course(folder, *, force: bool = False, ask=_ask, log=print) -> dict:
                 manifest[rel] = new
                 continue
             edited = have != manifest.get(rel)
+            if edited and not force and manifest.get(rel) == new:
+                done["yours"].append(rel)            # the student's edits; nothing newer shipped: no question
+                continue
             if edited and not force and not ask(f"{target} differs from the course's copy (your edits?). "
                                                 "Overwrite it with the course's version?"):
                 done["kept"].append(rel)
@@ -97,7 +102,8 @@ def copy_course(folder, *, force: bool = False, ask=_ask, log=print) -> dict:
     if done["kept"]:
         log(f"grpo-lab lab: kept your changed {', '.join(done['kept'])} (grpo-lab lab --force replaces them)")
     log(f"grpo-lab lab: {len(done['copied'])} notebook(s) copied to {dest}, "
-        f"{len(done['unchanged'])} already up to date")
+        f"{len(done['unchanged'])} already up to date"
+        + (f", {len(done['yours'])} with your changes left as they are" if done["yours"] else ""))
     return done
 
 

@@ -29,15 +29,35 @@ def test_second_copy_changes_nothing(tmp_path):
     assert again["copied"] == [] and again["kept"] == [] and len(again["unchanged"]) == len(course.course_files())
 
 
+def _older_copy_recorded(folder, name):
+    """Make the manifest say the last copy of ``name`` was an older shipped version (a package update)."""
+    man = json.loads((folder / course.MANIFEST).read_text())
+    man[name] = "0" * 64
+    (folder / course.MANIFEST).write_text(json.dumps(man))
+
+
+def test_edited_notebook_is_kept_without_a_question_while_nothing_newer_is_shipped(tmp_path):
+    course.copy_course(tmp_path, ask=_never, log=lambda s: None)
+    name = course.course_files()[0]
+    nb = tmp_path / name
+    nb.write_text(nb.read_text() + "\n")      # the student's edit
+    edited = nb.read_bytes()
+    for _ in range(2):                         # every later start: no question, nothing lost
+        done = course.copy_course(tmp_path, ask=_never, log=lambda s: None)
+        assert done["yours"] == [name] and done["copied"] == [] and nb.read_bytes() == edited
+
+
 def test_edited_notebook_is_kept_unless_the_student_agrees_or_forces(tmp_path):
     course.copy_course(tmp_path, ask=_never, log=lambda s: None)
     name = course.course_files()[0]
     nb = tmp_path / name
     nb.write_text(nb.read_text() + "\n")      # the student's edit
     edited = nb.read_bytes()
+    _older_copy_recorded(tmp_path, name)       # the course has a newer version to offer
     asked = []
     kept = course.copy_course(tmp_path, ask=lambda q: asked.append(q) or False, log=lambda s: None)
     assert kept["kept"] == [name] and nb.read_bytes() == edited and str(nb) in asked[0]
+    _older_copy_recorded(tmp_path, name)
     yes = course.copy_course(tmp_path, ask=lambda q: True, log=lambda s: None)
     assert yes["copied"] == [name] and nb.read_bytes() == (course.source_dir() / name).read_bytes()
     nb.write_bytes(edited)
