@@ -36,23 +36,24 @@ def _older_copy_recorded(folder, name):
     (folder / course.MANIFEST).write_text(json.dumps(man))
 
 
-def test_edited_notebook_is_kept_without_a_question_while_nothing_newer_is_shipped(tmp_path):
-    course.copy_course(tmp_path, ask=_never, log=lambda s: None)
+def _copy_and_edit(folder):
+    """Copy the course, then make the student's edit to its first notebook: (name, path, edited bytes)."""
+    course.copy_course(folder, ask=_never, log=lambda s: None)
     name = course.course_files()[0]
-    nb = tmp_path / name
-    nb.write_text(nb.read_text() + "\n")      # the student's edit
-    edited = nb.read_bytes()
+    nb = folder / name
+    nb.write_text(nb.read_text() + "\n")
+    return name, nb, nb.read_bytes()
+
+
+def test_edited_notebook_is_kept_without_a_question_while_nothing_newer_is_shipped(tmp_path):
+    name, nb, edited = _copy_and_edit(tmp_path)
     for _ in range(2):                         # every later start: no question, nothing lost
         done = course.copy_course(tmp_path, ask=_never, log=lambda s: None)
         assert done["yours"] == [name] and done["copied"] == [] and nb.read_bytes() == edited
 
 
 def test_edited_notebook_is_kept_unless_the_student_agrees_or_forces(tmp_path):
-    course.copy_course(tmp_path, ask=_never, log=lambda s: None)
-    name = course.course_files()[0]
-    nb = tmp_path / name
-    nb.write_text(nb.read_text() + "\n")      # the student's edit
-    edited = nb.read_bytes()
+    name, nb, edited = _copy_and_edit(tmp_path)
     _older_copy_recorded(tmp_path, name)       # the course has a newer version to offer
     asked = []
     kept = course.copy_course(tmp_path, ask=lambda q: asked.append(q) or False, log=lambda s: None)
