@@ -7,6 +7,7 @@ reproduce the issue exactly and failed before the marker existed.
 """
 import json
 import os
+import shutil
 import warnings
 from pathlib import Path
 
@@ -78,6 +79,23 @@ def test_a_restart_deletes_only_what_the_run_wrote(cfg, tmp_path):
     (out / "ref" / "notes.txt").unlink()
     Trainer(c.replace(resume=True)).run()                       # once it is moved, the restart works
     assert (out / "plot.png").read_bytes() == b"png"
+
+
+def test_a_run_killed_after_writing_ref_but_before_its_first_step_restarts(cfg, tmp_path):
+    """The capstone's rft_s0, killed between writing π_ref and step 1 (no metrics, no checkpoint):
+    the restart writes π_ref again over the copy it recorded, instead of refusing its own folder."""
+    out = tmp_path / "r"
+    c = cfg.replace(steps=2, out=str(out))
+    Trainer(c).close()                                          # config.json and ref/ written, no step
+    assert (out / "ref" / "model.safetensors").exists() and not (out / "metrics.csv").exists()
+    Trainer(c.replace(resume=True)).run()
+    assert set(runfolder.written(out)) >= {"ref/model.safetensors", "metrics.csv", "eval_after.json"}
+    (out / "ref" / "notes.txt").write_text("mine")              # a file of one's own in ref/ is still refused
+    (out / "metrics.csv").unlink()
+    shutil.rmtree(out / "checkpoints")
+    with pytest.raises(ValueError, match=r"ref.*notes\.txt"):
+        Trainer(c.replace(resume=True))
+    assert (out / "ref" / "notes.txt").read_text() == "mine"
 
 
 def test_the_marker_lists_every_file_the_run_wrote(cfg, tmp_path):

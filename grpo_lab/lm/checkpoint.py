@@ -187,6 +187,12 @@ def save_ref(out: Path, model, tok) -> Path:
             raise
         raise fsutil.write_error("the reference model", dest, e, "Free space on that disk (or choose another "
                                  "--out), then run again") from None
+    if dest.is_dir():
+        # a run killed after writing π_ref but before its first checkpoint starts afresh and writes
+        # π_ref again: the old copy is replaced when every file in it is one this run recorded
+        mine = set(runfolder.written(out))
+        if all(f"ref/{p.name}" in mine for p in dest.iterdir()):
+            shutil.rmtree(dest)
     try:
         os.replace(tmp, dest)
     except OSError:
