@@ -185,3 +185,23 @@ def test_a_claim_refuses_nan_and_reversed_intervals():
         R.claim("x", (float("nan"), 0.0, 1.0), 10)
     with pytest.raises(ValueError, match="low <= high"):
         R.claim("x", (0.5, 1.0, 0.0), 10)
+
+
+def test_training_summary_reads_steps_and_evals_of_the_same_run():
+    steps = pd.DataFrame({"step": [3, 1, 2, 4], "reward_mean": [0.5, 0.1, 0.3, 0.7],
+                          "frac_informative": [0.5, 0.25, 0.5, 0.75], "seconds": [60.0, 60, 60, 60]})
+    ev = pd.DataFrame({"n": [16, 16], "c": [8, 4]})
+    data = {"steps": {"a": steps, "b": steps.head(2)}, "evals": {"a": ev}, "eval_meta": {"a": {"seconds": 600.0}}}
+    t = R.training_summary(data, first=2, last=2)
+    assert t.loc["a", "steps"] == 4 and t.loc["b", "steps"] == 3
+    assert t.loc["a", "reward_first"] == pytest.approx(0.2)      # steps 1–2, sorted by step
+    assert t.loc["a", "reward_last"] == pytest.approx(0.6)       # steps 3–4
+    assert t.loc["a", "heldout_pass@1"] == pytest.approx(0.375)  # mean of 8/16 and 4/16
+    assert t.loc["a", "train_min"] == pytest.approx(4.0) and t.loc["a", "eval_min"] == pytest.approx(10.0)
+    assert np.isnan(t.loc["b", "heldout_pass@1"]) and np.isnan(t.loc["b", "eval_min"])   # not evaluated yet
+
+
+def test_a_run_against_seeds_names_the_number_of_seeds():
+    c = R.against_seeds("lora8_s0 − GRPO seeds, pass@1", 0.58, [0.55, 0.6, 0.62])
+    assert c.n == 3 and not c.detectable and "n = 3" in str(c)
+    assert R.against_seeds("x", 0.2, [0.55, 0.6, 0.62]).detectable

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grpo_lab.lm.chat_tasks import HELDOUT_FRAC, ChatTask, problem_key
-from grpo_lab.lm.evaluation import (bootstrap_ci, paired_difference, pass_at_k, ratio_ci, seed_interval,
+from grpo_lab.lm.evaluation import (bootstrap_ci, paired_difference, pass_at_k, ratio_ci, seed_difference, seed_interval,
                                     summarize_problems)
 
 
@@ -73,6 +73,31 @@ def test_ratio_and_paired_difference_and_seed_interval():
     assert m == pytest.approx(0.6) and lo == pytest.approx(0.6 - 4.303 * 0.1 / math.sqrt(3), abs=1e-3)
     with pytest.raises(ValueError, match="at least 2"):
         seed_interval([0.5])
+
+
+def test_seed_difference_is_the_prediction_interval_of_one_more_seed():
+    d, lo, hi = seed_difference(0.9, [0.5, 0.6, 0.7])
+    half = 4.303 * 0.1 * math.sqrt(1 + 1 / 3)                   # t_2 · s · √(1 + 1/n)
+    assert d == pytest.approx(0.3) and lo == pytest.approx(0.3 - half, abs=1e-3) and hi == pytest.approx(0.3 + half, abs=1e-3)
+    assert lo < 0 < hi                      # 0.3 above the mean is inside 3 seeds' spread of s = 0.1
+    assert seed_difference(2.0, [0.5, 0.6, 0.7])[1] > 0
+    # wider than the interval of the mean (seed_interval), by √(n + 1)
+    m, mlo, mhi = seed_interval([0.5, 0.6, 0.7])
+    assert (hi - lo) / (mhi - mlo) == pytest.approx(2.0, rel=1e-6)
+    with pytest.raises(ValueError, match="seed_values needs at least 2"):
+        seed_difference(0.5, [0.5])
+    with pytest.raises(ValueError, match="finite"):
+        seed_difference(float("nan"), [0.5, 0.6])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(0, 1), min_size=2, max_size=8), st.floats(0, 1))
+def test_seed_difference_holds_zero_for_a_run_at_the_seed_mean(vals, shift):
+    m = float(np.mean(vals))
+    d, lo, hi = seed_difference(m, vals)
+    assert abs(d) < 1e-9 and lo <= 0 <= hi
+    d2, lo2, hi2 = seed_difference(m + shift, vals)
+    assert hi2 - lo2 == pytest.approx(hi - lo) and d2 == pytest.approx(shift)
 
 
 def test_summarize_problems_reports_finishing_apart():

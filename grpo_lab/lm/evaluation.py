@@ -235,6 +235,25 @@ def seed_interval(values) -> tuple[float, float, float]:
     return float(v.mean()), float(v.mean() - half), float(v.mean() + half)
 
 
+def seed_difference(value: float, seed_values) -> tuple[float, float, float]:
+    """(d, low, high): one run's ``value`` minus the mean of another method's seeds, with the 95 %
+    interval d ± t_{n−1} · s · √(1 + 1/n) (s and n from ``seed_values``; needs ≥ 2 of them).
+
+    This is the interval a run *of that same method* with a new seed would fall in (a prediction
+    interval, the two-sample t with one run on one side, assuming equal seed spread), so a
+    difference is detectable only when it exceeds the seeds' own spread — a paired bootstrap over
+    problems between two single runs cannot see that spread. With 3 seeds t = 4.303."""
+    v = np.asarray(seed_values, dtype=float)
+    if v.size < 2:
+        raise ValueError(f"seed_values needs at least 2 runs (seeds); got {v.size}")
+    if not np.isfinite(value) or not np.isfinite(v).all():
+        raise ValueError(f"value and seed_values must be finite; got {value} and {v.tolist()}")
+    t = _T975[v.size - 2] if v.size - 2 < len(_T975) else 1.96
+    d = float(value - v.mean())
+    half = float(t * v.std(ddof=1) * np.sqrt(1 + 1 / v.size))
+    return d, d - half, d + half
+
+
 def summarize_problems(df, *, ks=PASS_KS, n_boot=2000, seed=0) -> dict:
     """{metric: (value, low, high)} for one evaluation table of :func:`evaluate_problems`, 95 %
     bootstrap over problems: greedy accuracy / finish rate / accuracy given finished, pass@k,

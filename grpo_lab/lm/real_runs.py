@@ -230,6 +230,38 @@ def passk_curve(df: pd.DataFrame, ks=PASS_KS, *, n_boot=2000) -> pd.DataFrame:
                         columns=["k", "value", "lo", "hi"])
 
 
+def training_summary(data: dict, *, first: int = 5, last: int = 5) -> pd.DataFrame:
+    """One row per trained run (from :func:`load`'s result): the sampled training reward over its
+    ``first`` and ``last`` steps (τ = TRAIN's, the 64-token training budget, on training problems),
+    the mean share of informative groups, the held-out pass@1 at the evaluation budget (when the run
+    has been evaluated), and what the run cost on the machine that made it (wall minutes of its
+    training steps and of its evaluation). The training reward and the held-out pass@1 are both
+    sampled at the same τ, but on different problems and budgets, so they are set side by side,
+    not compared as equals."""
+    rows = []
+    for name, st in data["steps"].items():
+        st = st.sort_values("step")
+        ev = data["evals"].get(name)
+        meta = data["eval_meta"].get(name, {})
+        rows.append({"run": name, "steps": int(st["step"].max()),
+                     "reward_first": float(st["reward_mean"].head(first).mean()),
+                     "reward_last": float(st["reward_mean"].tail(last).mean()),
+                     "informative_mean": float(st["frac_informative"].mean()),
+                     "heldout_pass@1": float(per_problem_values(ev, "pass@1").mean()) if ev is not None else np.nan,
+                     "train_min": float(st["seconds"].sum() / 60),
+                     "eval_min": float(meta["seconds"] / 60) if "seconds" in meta else np.nan})
+    cols = ["steps", "reward_first", "reward_last", "informative_mean", "heldout_pass@1", "train_min", "eval_min"]
+    return pd.DataFrame(rows, columns=["run", *cols]).set_index("run")
+
+
+def against_seeds(what, value: float, seed_values, unit="") -> "Claim":
+    """:class:`Claim` for one run's ``value`` against a method's seeds (:func:`~grpo_lab.lm.evaluation.seed_difference`):
+    its n is the number of seeds, and "detectable" means outside the seeds' own spread."""
+    from grpo_lab.lm.evaluation import seed_difference
+
+    return claim(what, seed_difference(value, seed_values), len(seed_values), unit)
+
+
 @dataclass(frozen=True)
 class Claim:
     """A difference (value, 95 % interval) at n problems, said in words the interval allows.
@@ -296,4 +328,4 @@ def push_html(tokens: list[str], adv: float, *, scale: float = 2.0) -> str:
 __all__ = ["DATA_DIR", "MODEL", "LEVELS", "EVAL_PER_LEVEL", "PROBE_PER_LEVEL", "EVAL_SAMPLES", "EVAL_MAX_NEW",
            "TEMPERATURES", "EVAL_SEED", "TRAIN", "Run", "RUNS", "RFT", "run_named", "choose_temperature",
            "code_version", "data_dir", "load", "summary_table", "per_problem", "PASS_KS", "jobs_done",
-           "per_problem_values", "passk_curve", "Claim", "claim", "push_html"]
+           "per_problem_values", "passk_curve", "training_summary", "Claim", "claim", "against_seeds", "push_html"]
