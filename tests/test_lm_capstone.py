@@ -205,3 +205,12 @@ def test_a_run_against_seeds_names_the_number_of_seeds():
     c = R.against_seeds("lora8_s0 − GRPO seeds, pass@1", 0.58, [0.55, 0.6, 0.62])
     assert c.n == 3 and not c.detectable and "n = 3" in str(c)
     assert R.against_seeds("x", 0.2, [0.55, 0.6, 0.62]).detectable
+
+
+def test_coverage_counts_problems_solved_at_least_once_before_and_after():
+    key = dict(level=[2, 2, 3, 3], numbers=["1/2", "3/4", "5/6", "7/8"], answer=[3, 7, 11, 15])
+    before = pd.DataFrame({**key, "n": 16, "c": [0, 3, 0, 1]})
+    after = pd.DataFrame({**key, "n": 16, "c": [5, 9, 0, 0]})
+    assert R.coverage(before, after) == {"both": 1, "only_before": 1, "only_after": 1, "neither": 1, "n": 4}
+    with pytest.raises(ValueError, match="same problems"):
+        R.coverage(before, after.iloc[:3])

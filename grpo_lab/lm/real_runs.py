@@ -198,6 +198,18 @@ def per_problem(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
     return m
 
 
+def coverage(before: pd.DataFrame, after: pd.DataFrame) -> dict:
+    """How many problems each evaluation solved at least once in its n samples (c > 0), on the same
+    problems: {"both", "only_before", "only_after", "neither", "n"}. "only_after" are problems the
+    trained model found an answer to that the base model did not sample in n tries (expanding, at
+    this n); "only_before" are ones it lost (the narrowing Yue et al. 2025 report at large k). A
+    problem with c = 0 in 16 samples is not unsolvable: pass@k at larger k could still find it."""
+    pp = per_problem(before, after)
+    b, a = pp["c_before"].to_numpy() > 0, pp["c_after"].to_numpy() > 0
+    return {"both": int((b & a).sum()), "only_before": int((b & ~a).sum()), "only_after": int((~b & a).sum()),
+            "neither": int((~b & ~a).sum()), "n": int(len(pp))}
+
+
 # -- what notebook 08 shows ------------------------------------------------------------------
 def jobs_done(data: dict) -> dict:
     """{job: done?} for every job of the experiment, from :func:`load`'s result."""
@@ -327,5 +339,5 @@ def push_html(tokens: list[str], adv: float, *, scale: float = 2.0) -> str:
 
 __all__ = ["DATA_DIR", "MODEL", "LEVELS", "EVAL_PER_LEVEL", "PROBE_PER_LEVEL", "EVAL_SAMPLES", "EVAL_MAX_NEW",
            "TEMPERATURES", "EVAL_SEED", "TRAIN", "Run", "RUNS", "RFT", "run_named", "choose_temperature",
-           "code_version", "data_dir", "load", "summary_table", "per_problem", "PASS_KS", "jobs_done",
+           "code_version", "data_dir", "load", "summary_table", "per_problem", "coverage", "PASS_KS", "jobs_done",
            "per_problem_values", "passk_curve", "training_summary", "Claim", "claim", "against_seeds", "push_html"]
