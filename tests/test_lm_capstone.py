@@ -214,3 +214,28 @@ def test_coverage_counts_problems_solved_at_least_once_before_and_after():
     assert R.coverage(before, after) == {"both": 1, "only_before": 1, "only_after": 1, "neither": 1, "n": 4}
     with pytest.raises(ValueError, match="same problems"):
         R.coverage(before, after.iloc[:3])
+
+
+def test_a_claim_says_what_its_n_counts():
+    assert "n = 200 problems" in str(R.claim("x", (0.1, 0.05, 0.15), 200))
+    c = R.against_seeds("x", 0.58, [0.55, 0.6, 0.62])
+    assert "n = 3 seeds" in str(c)
+    m = R.between_methods("rft − grpo, pass@1", [0.55, 0.6, 0.62], [0.3, 0.32, 0.35])
+    assert m.n == 6 and m.detectable and m.value < 0 and "n = 6 seeds" in str(m)
+
+
+def test_resample_lost_is_the_noise_floor_of_lost_problems():
+    df = pd.DataFrame({"n": [16, 16, 16, 16], "c": [0, 1, 8, 16]})
+    # c = 0 does not count; c = 16 is never missed; c = 1 is missed with (15/16)^16, c = 8 with 0.5^16
+    assert R.resample_lost(df) == pytest.approx((15 / 16) ** 16 + 0.5 ** 16)
+    real = R.load()["evals"]
+    if "before" in real:            # the base model: about 18.5 of its solved problems would be lost by re-sampling
+        assert 15 < R.resample_lost(real["before"]) < 22
+
+
+def test_greedy_lenient_ignores_finishing_but_not_the_answer():
+    df = pd.DataFrame({"greedy_reply": ["5 + 6 = 11.", "5 + 6 = 11 and then I keep writi", "It is 12", float("nan")],
+                       "answer": [11, 11, 11, 11], "greedy_correct": [True, False, False, False]})
+    assert R.greedy_lenient(df).tolist() == [1.0, 1.0, 0.0, 0.0]
+    assert (R.greedy_lenient(df) >= df["greedy_correct"]).all()
+    assert R.per_problem_values(df, "greedy_lenient").tolist() == [1.0, 1.0, 0.0, 0.0]

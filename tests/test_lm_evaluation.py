@@ -145,3 +145,18 @@ def test_training_draws_are_never_held_out(level, seed):
     for p in task.sample(20, np.random.default_rng(seed)):
         assert not task.is_heldout(p.numbers, level)
         assert not task.is_heldout(p.numbers[1::-1] + p.numbers[2:], level)   # nor its swapped twin
+
+
+def test_two_sample_seeds_is_the_pooled_t_interval():
+    from grpo_lab.lm.evaluation import two_sample_seeds
+
+    d, lo, hi = two_sample_seeds([0.5, 0.6, 0.7], [0.7, 0.8, 0.9])
+    half = 2.776 * 0.1 * math.sqrt(2 / 3)                        # t_4 · s_p · √(1/3 + 1/3), s_p = 0.1
+    assert d == pytest.approx(0.2) and lo == pytest.approx(0.2 - half, abs=1e-3) and hi == pytest.approx(0.2 + half, abs=1e-3)
+    assert lo < 0 < hi                                          # 0.2 apart, s = 0.1, 3 seeds each: not detectable
+    assert two_sample_seeds([0.5, 0.51, 0.52], [0.7, 0.71, 0.72])[1] > 0
+    # tighter than one run of B against A's seeds (seed_difference), for the same spread
+    _, l1, h1 = seed_difference(0.8, [0.5, 0.6, 0.7])
+    assert hi - lo < (h1 - l1) / 2
+    with pytest.raises(ValueError, match="at least 2 runs"):
+        two_sample_seeds([0.5], [0.6, 0.7])

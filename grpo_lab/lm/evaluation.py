@@ -254,6 +254,23 @@ def seed_difference(value: float, seed_values) -> tuple[float, float, float]:
     return d, d - half, d + half
 
 
+def two_sample_seeds(a_values, b_values) -> tuple[float, float, float]:
+    """(d, low, high): mean(b) − mean(a) over two methods' seeds (each ≥ 2), with the pooled
+    two-sample Student-t 95 % interval d ± t_{na+nb−2} · s_p · √(1/na + 1/nb) (equal seed spread
+    assumed). With 3 seeds each t = 2.776."""
+    a, b = np.asarray(a_values, dtype=float), np.asarray(b_values, dtype=float)
+    if a.size < 2 or b.size < 2:
+        raise ValueError(f"a_values and b_values need at least 2 runs (seeds) each; got {a.size} and {b.size}")
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        raise ValueError(f"a_values and b_values must be finite; got {a.tolist()} and {b.tolist()}")
+    df = a.size + b.size - 2
+    sp = np.sqrt(((a.size - 1) * a.var(ddof=1) + (b.size - 1) * b.var(ddof=1)) / df)
+    t = _T975[df - 1] if df - 1 < len(_T975) else 1.96
+    d = float(b.mean() - a.mean())
+    half = float(t * sp * np.sqrt(1 / a.size + 1 / b.size))
+    return d, d - half, d + half
+
+
 def summarize_problems(df, *, ks=PASS_KS, n_boot=2000, seed=0) -> dict:
     """{metric: (value, low, high)} for one evaluation table of :func:`evaluate_problems`, 95 %
     bootstrap over problems: greedy accuracy / finish rate / accuracy given finished, pass@k,

@@ -84,10 +84,14 @@ def _seeds(name, method, changes, seeds, **overrides):
 
 RFT = dict(estimator="rft", adv_scale="none", beta=0.0, kl_metric=True)
 _GRPO = Text("GRPO: Â = (r − mean)/std, eq. (6), β = 0.04", "GRPO：Â = (r − 均值)/标准差，式 (6)，β = 0.04")
-_RFT = Text("RFT baseline: Â = r (1 correct, 0 wrong), no negatives, β = 0; the same sampling budget",
-            "RFT 基线：Â = r（答对为 1，答错为 0），没有负优势，β = 0；采样预算相同")
-_LORA = Text("GRPO with LoRA rank 8 (adapters only), lr 10× (LoRA's usual scaling)",
-             "GRPO，LoRA 秩 8（只训练适配器），学习率为全量微调的 10 倍（LoRA 的常用做法）")
+_RFT = Text("RFT baseline: Â = r (1 correct, 0 wrong): no group baseline, no negatives, no ÷std, β = 0 — four "
+            "changes from GRPO at once; the same sampling budget",
+            "RFT 基线：Â = r（答对为 1，答错为 0）：没有组内基线、没有负优势、不除以标准差、β = 0，相对 GRPO "
+            "同时改了四处；采样预算相同")
+_LORA = Text("GRPO with LoRA rank 8 (α = 16, adapters only) and lr 2·10⁻⁴, 10× full fine-tuning's (the ratio "
+             "LoRA Without Regret found best for its set-up; not tuned here): rank and lr change together",
+             "GRPO，LoRA 秩 8（α = 16，只训练适配器），学习率 2·10⁻⁴，为全量微调的 10 倍（LoRA Without Regret "
+             "在其设置下找到的最佳比例；这里没有调过）：秩和学习率一起改变")
 # In priority order: what a stopped experiment has finished first is what the notebook can show.
 RUNS: tuple[Run, ...] = (
     *_seeds("grpo", "grpo", _GRPO, [0]),
@@ -97,10 +101,10 @@ RUNS: tuple[Run, ...] = (
     *_seeds("rft", "grpo", _RFT, [1, 2], **RFT),
     *_seeds("dr_grpo", "dr_grpo", Text("Dr. GRPO: no ÷std and the constant 1/C, β = 0",
                                        "Dr. GRPO：不除以标准差，并用常数 1/C 聚合，β = 0"), [0]),
-    *_seeds("no_std", "grpo", Text("GRPO without ÷std only (adv_scale none); eq. (6), β = 0.04",
-                                   "GRPO，只去掉 ÷标准差（adv_scale none）；式 (6)，β = 0.04"), [0], adv_scale="none"),
     *_seeds("eq7", "grpo", Text("GRPO with eq. (7) token-mean only; β = 0.04", "GRPO，只把聚合换成式 (7) 批次平均；β = 0.04"),
             [0], agg="token-mean"),
+    *_seeds("no_std", "grpo", Text("GRPO without ÷std only (adv_scale none); eq. (6), β = 0.04",
+                                   "GRPO，只去掉 ÷标准差（adv_scale none）；式 (6)，β = 0.04"), [0], adv_scale="none"),
     *_seeds("lora8", "grpo", _LORA, [1, 2], lora_rank=8, lr=2e-4),
 )
 
@@ -210,6 +214,27 @@ def coverage(before: pd.DataFrame, after: pd.DataFrame) -> dict:
             "neither": int((~b & ~a).sum()), "n": int(len(pp))}
 
 
+def resample_lost(df: pd.DataFrame) -> float:
+    """The number of problems with c > 0 that a fresh set of n samples *of the same model* would be
+    expected to miss entirely: Σ over those problems of (1 − c/n)^n (sampling with replacement at the
+    plug-in rate c/n). The noise floor for :func:`coverage`'s "only_before" count: losing that many
+    problems needs no training at all."""
+    c, n = df["c"].to_numpy(float), df["n"].to_numpy(float)
+    solved = c > 0
+    return float(np.sum((1 - c[solved] / n[solved]) ** n[solved]))
+
+
+def greedy_lenient(df: pd.DataFrame) -> np.ndarray:
+    """Per problem (0/1): the greedy reply's extracted answer is right, *whether or not* it finished
+    within the budget. Set beside ``greedy_correct`` (which also needs the reply to finish) it shows how
+    much of a greedy accuracy is finishing. Only the greedy reply's text is kept, so there is no
+    lenient version of pass@k."""
+    from grpo_lab.lm.tasks import extract_answer, normalise_number
+
+    return np.array([extract_answer(str(r)) == normalise_number(str(a)) if isinstance(r, str) else False
+                     for r, a in zip(df["greedy_reply"], df["answer"])], dtype=float)
+
+
 # -- what notebook 08 shows ------------------------------------------------------------------
 def jobs_done(data: dict) -> dict:
     """{job: done?} for every job of the experiment, from :func:`load`'s result."""
@@ -220,7 +245,8 @@ def jobs_done(data: dict) -> dict:
 
 
 def per_problem_values(df: pd.DataFrame, metric: str) -> np.ndarray:
-    """One value per problem: ``greedy`` (0/1), ``pass@k`` (unbiased), ``finish`` (f/n) or ``len``."""
+    """One value per problem: ``greedy`` (0/1), ``greedy_lenient`` (0/1, :func:`greedy_lenient`),
+    ``pass@k`` (unbiased), ``finish`` (f/n) or ``len``."""
     from grpo_lab.lm.evaluation import pass_at_k
 
     if metric == "greedy":
@@ -231,7 +257,9 @@ def per_problem_values(df: pd.DataFrame, metric: str) -> np.ndarray:
         return (df["f"] / df["n"]).to_numpy(float)
     if metric == "len":
         return df["len_mean"].to_numpy(float)
-    raise ValueError(f"metric must be greedy, pass@k, finish or len; got {metric!r}")
+    if metric == "greedy_lenient":
+        return greedy_lenient(df)
+    raise ValueError(f"metric must be greedy, greedy_lenient, pass@k, finish or len; got {metric!r}")
 
 
 def passk_curve(df: pd.DataFrame, ks=PASS_KS, *, n_boot=2000) -> pd.DataFrame:
@@ -268,10 +296,19 @@ def training_summary(data: dict, *, first: int = 5, last: int = 5) -> pd.DataFra
 
 def against_seeds(what, value: float, seed_values, unit="") -> "Claim":
     """:class:`Claim` for one run's ``value`` against a method's seeds (:func:`~grpo_lab.lm.evaluation.seed_difference`):
-    its n is the number of seeds, and "detectable" means outside the seeds' own spread."""
+    its n is the number of seeds, and "detectable" means outside the seeds' own spread. For a method
+    with one seed; two methods with ≥ 2 seeds each are compared by :func:`between_methods`."""
     from grpo_lab.lm.evaluation import seed_difference
 
-    return claim(what, seed_difference(value, seed_values), len(seed_values), unit)
+    return claim(what, seed_difference(value, seed_values), len(seed_values), unit, SEEDS)
+
+
+def between_methods(what, a_values, b_values, unit="") -> "Claim":
+    """:class:`Claim` for method B − method A over their seeds (each ≥ 2): the pooled two-sample t
+    interval of :func:`~grpo_lab.lm.evaluation.two_sample_seeds`; its n is all the seeds."""
+    from grpo_lab.lm.evaluation import two_sample_seeds
+
+    return claim(what, two_sample_seeds(a_values, b_values), len(a_values) + len(b_values), unit, SEEDS)
 
 
 @dataclass(frozen=True)
@@ -289,6 +326,7 @@ class Claim:
     hi: float
     n: int
     unit: object = ""
+    of: object = ""                 # what n counts: PROBLEMS or SEEDS (printed after the number)
 
     def __post_init__(self):
         if not (np.isfinite(self.value) and np.isfinite(self.lo) and np.isfinite(self.hi)):
@@ -304,22 +342,26 @@ class Claim:
     def __str__(self) -> str:
         from grpo_lab.i18n import tr
 
-        w, u = str(self.what), str(self.unit)
+        w, u, of = str(self.what), str(self.unit), str(self.of)
         iv = f"[{self.lo:+.3f}, {self.hi:+.3f}]"
         if not self.detectable:
-            return tr(f"{w}: no detectable difference at n = {self.n} ({self.value:+.3f}{u}, 95 % interval {iv})",
-                      f"{w}：n = {self.n} 时检测不到差别（{self.value:+.3f}{u}，95 % 区间 {iv}）")
+            return tr(f"{w}: no detectable difference at n = {self.n}{of} ({self.value:+.3f}{u}, 95 % interval {iv})",
+                      f"{w}：n = {self.n}{of}时检测不到差别（{self.value:+.3f}{u}，95 % 区间 {iv}）")
         way = tr("up", "上升") if self.value > 0 else tr("down", "下降")
-        return tr(f"{w}: {way} by {abs(self.value):.3f}{u} (95 % interval {iv}, n = {self.n})",
-                  f"{w}：{way} {abs(self.value):.3f}{u}（95 % 区间 {iv}，n = {self.n}）")
+        return tr(f"{w}: {way} by {abs(self.value):.3f}{u} (95 % interval {iv}, n = {self.n}{of})",
+                  f"{w}：{way} {abs(self.value):.3f}{u}（95 % 区间 {iv}，n = {self.n}{of}）")
 
     __repr__ = __str__
 
 
-def claim(what, diff: tuple, n: int, unit="") -> Claim:
-    """:class:`Claim` for a difference ``diff`` = (value, low, high) at ``n`` problems."""
+PROBLEMS = Text(" problems", " 道题")
+SEEDS = Text(" seeds", " 个随机种子")
+
+
+def claim(what, diff: tuple, n: int, unit="", of=PROBLEMS) -> Claim:
+    """:class:`Claim` for a difference ``diff`` = (value, low, high) at ``n`` problems (``of``: what n counts)."""
     v, lo, hi = (float(x) for x in diff)
-    return Claim(what, v, lo, hi, int(n), unit)
+    return Claim(what, v, lo, hi, int(n), unit, of)
 
 
 def push_html(tokens: list[str], adv: float, *, scale: float = 2.0) -> str:
@@ -340,4 +382,5 @@ def push_html(tokens: list[str], adv: float, *, scale: float = 2.0) -> str:
 __all__ = ["DATA_DIR", "MODEL", "LEVELS", "EVAL_PER_LEVEL", "PROBE_PER_LEVEL", "EVAL_SAMPLES", "EVAL_MAX_NEW",
            "TEMPERATURES", "EVAL_SEED", "TRAIN", "Run", "RUNS", "RFT", "run_named", "choose_temperature",
            "code_version", "data_dir", "load", "summary_table", "per_problem", "coverage", "PASS_KS", "jobs_done",
-           "per_problem_values", "passk_curve", "training_summary", "Claim", "claim", "against_seeds", "push_html"]
+           "per_problem_values", "passk_curve", "training_summary", "resample_lost", "greedy_lenient", "Claim", "claim",
+           "PROBLEMS", "SEEDS", "against_seeds", "between_methods", "push_html"]
