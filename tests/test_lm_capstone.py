@@ -232,10 +232,3 @@ def test_resample_lost_is_the_noise_floor_of_lost_problems():
     if "before" in real:            # the base model: about 18.5 of its solved problems would be lost by re-sampling
         assert 15 < R.resample_lost(real["before"]) < 22
 
-
-def test_greedy_lenient_ignores_finishing_but_not_the_answer():
-    df = pd.DataFrame({"greedy_reply": ["5 + 6 = 11.", "5 + 6 = 11 and then I keep writi", "It is 12", float("nan")],
-                       "answer": [11, 11, 11, 11], "greedy_correct": [True, False, False, False]})
-    assert R.greedy_lenient(df).tolist() == [1.0, 1.0, 0.0, 0.0]
-    assert (R.greedy_lenient(df) >= df["greedy_correct"]).all()
-    assert R.per_problem_values(df, "greedy_lenient").tolist() == [1.0, 1.0, 0.0, 0.0]

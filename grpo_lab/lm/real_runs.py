@@ -224,17 +224,6 @@ def resample_lost(df: pd.DataFrame) -> float:
     return float(np.sum((1 - c[solved] / n[solved]) ** n[solved]))
 
 
-def greedy_lenient(df: pd.DataFrame) -> np.ndarray:
-    """Per problem (0/1): the greedy reply's extracted answer is right, *whether or not* it finished
-    within the budget. Set beside ``greedy_correct`` (which also needs the reply to finish) it shows how
-    much of a greedy accuracy is finishing. Only the greedy reply's text is kept, so there is no
-    lenient version of pass@k."""
-    from grpo_lab.lm.tasks import extract_answer, normalise_number
-
-    return np.array([extract_answer(str(r)) == normalise_number(str(a)) if isinstance(r, str) else False
-                     for r, a in zip(df["greedy_reply"], df["answer"])], dtype=float)
-
-
 # -- what notebook 08 shows ------------------------------------------------------------------
 def jobs_done(data: dict) -> dict:
     """{job: done?} for every job of the experiment, from :func:`load`'s result."""
@@ -245,8 +234,7 @@ def jobs_done(data: dict) -> dict:
 
 
 def per_problem_values(df: pd.DataFrame, metric: str) -> np.ndarray:
-    """One value per problem: ``greedy`` (0/1), ``greedy_lenient`` (0/1, :func:`greedy_lenient`),
-    ``pass@k`` (unbiased), ``finish`` (f/n) or ``len``."""
+    """One value per problem: ``greedy`` (0/1), ``pass@k`` (unbiased), ``finish`` (f/n) or ``len``."""
     from grpo_lab.lm.evaluation import pass_at_k
 
     if metric == "greedy":
@@ -257,9 +245,7 @@ def per_problem_values(df: pd.DataFrame, metric: str) -> np.ndarray:
         return (df["f"] / df["n"]).to_numpy(float)
     if metric == "len":
         return df["len_mean"].to_numpy(float)
-    if metric == "greedy_lenient":
-        return greedy_lenient(df)
-    raise ValueError(f"metric must be greedy, greedy_lenient, pass@k, finish or len; got {metric!r}")
+    raise ValueError(f"metric must be greedy, pass@k, finish or len; got {metric!r}")
 
 
 def passk_curve(df: pd.DataFrame, ks=PASS_KS, *, n_boot=2000) -> pd.DataFrame:
@@ -382,5 +368,5 @@ def push_html(tokens: list[str], adv: float, *, scale: float = 2.0) -> str:
 __all__ = ["DATA_DIR", "MODEL", "LEVELS", "EVAL_PER_LEVEL", "PROBE_PER_LEVEL", "EVAL_SAMPLES", "EVAL_MAX_NEW",
            "TEMPERATURES", "EVAL_SEED", "TRAIN", "Run", "RUNS", "RFT", "run_named", "choose_temperature",
            "code_version", "data_dir", "load", "summary_table", "per_problem", "coverage", "PASS_KS", "jobs_done",
-           "per_problem_values", "passk_curve", "training_summary", "resample_lost", "greedy_lenient", "Claim", "claim",
+           "per_problem_values", "passk_curve", "training_summary", "resample_lost", "Claim", "claim",
            "PROBLEMS", "SEEDS", "against_seeds", "between_methods", "push_html"]
