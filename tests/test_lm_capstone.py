@@ -232,3 +232,19 @@ def test_resample_lost_is_the_noise_floor_of_lost_problems():
     if "before" in real:            # the base model: about 18.5 of its solved problems would be lost by re-sampling
         assert 15 < R.resample_lost(real["before"]) < 22
 
+
+
+def test_informative_share_is_the_exact_chance_over_all_groups_of_g():
+    from itertools import combinations
+
+    df = pd.DataFrame({"n": [6, 6, 6], "c": [0, 2, 5]})
+    brute = []
+    for c in df["c"]:
+        rewards = [1] * c + [0] * (6 - c)
+        groups = list(combinations(range(6), 3))
+        brute.append(np.mean([len({rewards[i] for i in g}) > 1 for g in groups]))
+    assert R.informative_share(df, 3) == pytest.approx(np.mean(brute))
+    real = R.load()["evals"]
+    if "probe_t0.7" in real:        # unbiased 0.393 vs the plug-in 0.350 that chose τ (choice.json)
+        assert R.informative_share(real["probe_t0.7"], 8) == pytest.approx(0.393, abs=0.002)
+        assert R.informative_share(real["probe_t1.0"], 8) == pytest.approx(0.202, abs=0.002)

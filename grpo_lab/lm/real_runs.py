@@ -121,13 +121,25 @@ def choose_temperature(probes: dict[float, pd.DataFrame], G: int) -> tuple[float
 
     With per-problem success rate p = c/n, a group of G is degenerate (all rewards equal) with
     probability p^G + (1 − p)^G; the expected share of informative groups is the mean of
-    1 − p^G − (1 − p)^G over problems. Returns (τ, {τ: that share}).
+    1 − p^G − (1 − p)^G over problems (a plug-in estimate, slightly low: :func:`informative_share` is
+    the unbiased one). Returns (τ, {τ: that share}).
     """
     share = {}
     for t, df in probes.items():
         p = df["c"].to_numpy() / df["n"].to_numpy()
         share[float(t)] = float(np.mean(1 - p ** G - (1 - p) ** G))
     return max(share, key=share.get), share
+
+
+def informative_share(df: pd.DataFrame, G: int) -> float:
+    """The unbiased estimate of the share of informative groups (rewards not all equal) when G of a
+    problem's n sampled replies are drawn without replacement: the mean over problems of
+    1 − [C(c, G) + C(n − c, G)] / C(n, G). :func:`choose_temperature` uses the plug-in
+    1 − p^G − (1 − p)^G with p = c/n, which is slightly lower; both pick the same τ here."""
+    from math import comb
+
+    vals = [1 - (comb(int(c), G) + comb(int(n - c), G)) / comb(int(n), G) for n, c in zip(df["n"], df["c"])]
+    return float(np.mean(vals))
 
 
 # -- code version and files ----------------------------------------------------------------
@@ -366,7 +378,7 @@ def push_html(tokens: list[str], adv: float, *, scale: float = 2.0) -> str:
 
 
 __all__ = ["DATA_DIR", "MODEL", "LEVELS", "EVAL_PER_LEVEL", "PROBE_PER_LEVEL", "EVAL_SAMPLES", "EVAL_MAX_NEW",
-           "TEMPERATURES", "EVAL_SEED", "TRAIN", "Run", "RUNS", "RFT", "run_named", "choose_temperature",
+           "TEMPERATURES", "EVAL_SEED", "TRAIN", "Run", "RUNS", "RFT", "run_named", "choose_temperature", "informative_share",
            "code_version", "data_dir", "load", "summary_table", "per_problem", "coverage", "PASS_KS", "jobs_done",
            "per_problem_values", "passk_curve", "training_summary", "resample_lost", "Claim", "claim",
            "PROBLEMS", "SEEDS", "against_seeds", "between_methods", "push_html"]
