@@ -11,7 +11,10 @@ The GRPO update itself is unchanged: the same loss, the same single update loop
 (:func:`grpo_lab.lm.microbatch.learn`); only which parameters move differs. "LoRA Without
 Regret" (Schulman et al., Thinking Machines, 2025) reports that RL reaches full fine-tuning's
 results at very small ranks, because a policy-gradient step carries little information per
-episode; notebook 08 checks that on SmolLM2-135M (labelled as this model's result).
+episode. Notebook 08's lora8 run compares rank 8 with full fine-tuning on SmolLM2-135M; it changes
+the learning rate too (2·10⁻⁴, 10× full fine-tuning's: the ratio that paper found best for its own
+α = 32 set-up; here α = 2r = 16, not tuned), and "no detectable difference at n = … seeds" there is
+not evidence that the two are equal (that would need an equivalence margin).
 
 Errors name the flag: a negative rank, a rank above the model's hidden size (where the
 "low-rank" factorisation is no longer low rank), and LoRA on the tiny model (built from
