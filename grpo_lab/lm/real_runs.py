@@ -49,12 +49,10 @@ TEMPERATURES = (0.7, 1.0)
 EVAL_SEED = 1234                     # the held-out set's draw
 
 # Training settings shared by every run (sized for a 2-core CPU; a GPU runs the same list faster).
-# G = 8 and P = 8: at the chosen τ = 0.7 the probes give an expected share of informative groups of 8 of
-# 0.35 (choice.json), so a step holds ≈ 2.8 informative groups and a step with none has probability
-# 0.65^8 ≈ 3 % (at P = 4: 18 %). 20 steps (was 40 before any run started): a step at P·G = 64 costs about
-# 2 CPU-minutes on this CPU (docs/lm.md); the earlier 16-step runs on this model (issue 20) raised greedy
-# accuracy on their 12 held-out problems from 0.33 to 0.58-1.0 in all 9 runs; 40 steps would have doubled
-# the list's estimated 25 CPU-hours.
+# G = 8 and P = 8: at the chosen τ = 0.7 the probes give a share of informative groups of 8 of 0.35 (plug-in,
+# choice.json; 0.39 unbiased, informative_share), so a step holds ≈ 3 informative groups and a step with none
+# has probability ≈ 0.61^8 ≈ 2 % (at P = 4: 14 %). 20 steps (was 40 before any run started): measured, a
+# step at P·G = 64 takes about 1 min of one core and a run's 20 steps 19–25 min (docs/lm.md, "Status and cost").
 TRAIN = dict(model=MODEL, chat_levels=LEVELS, prompts_per_step=8, G=8, max_new=64, steps=20, lr=2e-5,
              lr_warmup=0, threads=1, progress=False, chat_eval_per_level=2, checkpoint_every=2,
              checkpoint_seconds=300.0)
