@@ -30,10 +30,12 @@ one, else 0 (a truncated reply gets 0, as in the character task); ``"correct_for
 finishing and stating an answer even when it is wrong; it is not needed for learning here
 (the base model already ends most greedy replies with a number).
 
-Held-out split: a hash of the operands puts a fraction of them aside, as in the character
-task (the names and objects of a word problem are not part of the hash, so a held-out
-problem is new in its numbers, not only in its wording; a + b and b + a hash alike, so they
-are one problem and fall on the same side). The fraction is per level
+Held-out split: a hash of the level and the operands puts a fraction of them aside, as in the
+character task (the names and objects of a word problem are not part of the hash, so a held-out
+problem is new in its numbers *at its level*, not only in its wording; the level is part of the
+hash, so a held-out word problem can ask for a sum that level 2 trains on as a bare sum — 26 of
+notebook 08's 72 held-out word problems do; a + b and b + a hash alike, so they are one problem
+and fall on the same side). The fraction is per level
 (:data:`HELDOUT_FRAC`), chosen so that every level has enough *distinct* held-out problems
 (distinct = a different unordered operand tuple) for an evaluation with intervals:
 

@@ -52,7 +52,7 @@ EVAL_SEED = 1234                     # the held-out set's draw
 # G = 8 and P = 8: at the chosen τ = 0.7 the probes give a share of informative groups of 8 of 0.35 (plug-in,
 # choice.json; 0.39 unbiased, informative_share), so a step holds ≈ 3 informative groups and a step with none
 # has probability ≈ 0.61^8 ≈ 2 % (at P = 4: 14 %). 20 steps (was 40 before any run started): measured, a
-# step at P·G = 64 takes about 1 min of one core and a run's 20 steps 19–25 min (docs/lm.md, "Status and cost").
+# step at P·G = 64 takes about 1 min of one core and a run's 20 steps 15–27 min (docs/lm.md, "Status and cost").
 TRAIN = dict(model=MODEL, chat_levels=LEVELS, prompts_per_step=8, G=8, max_new=64, steps=20, lr=2e-5,
              lr_warmup=0, threads=1, progress=False, chat_eval_per_level=2, checkpoint_every=2,
              checkpoint_seconds=300.0)
@@ -214,10 +214,11 @@ def per_problem(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
 
 def coverage(before: pd.DataFrame, after: pd.DataFrame) -> dict:
     """How many problems each evaluation solved at least once in its n samples (c > 0), on the same
-    problems: {"both", "only_before", "only_after", "neither", "n"}. "only_after" are problems the
-    trained model found an answer to that the base model did not sample in n tries (expanding, at
-    this n); "only_before" are ones it lost (the narrowing Yue et al. 2025 report at large k). A
-    problem with c = 0 in 16 samples is not unsolvable: pass@k at larger k could still find it."""
+    problems: {"both", "only_before", "only_after", "neither", "n"}. "only_after" / "only_before":
+    problems solved in the n samples only after / only before. Both have a re-sampling noise floor
+    (:func:`resample_lost`; an untrained comparison such as prompt-only shows it), so a count at or
+    below it is not evidence of expanding or narrowing; Yue et al. 2025's narrowing is about k far
+    above n = 16. A problem with c = 0 in 16 samples is not unsolvable: more samples could find it."""
     pp = per_problem(before, after)
     b, a = pp["c_before"].to_numpy() > 0, pp["c_after"].to_numpy() > 0
     return {"both": int((b & a).sum()), "only_before": int((b & ~a).sum()), "only_after": int((~b & a).sum()),
