@@ -154,7 +154,10 @@ def code_version() -> dict:
     try:
         out["commit"] = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
                                        check=True).stdout.strip()
-        out["dirty"] = bool(subprocess.run(["git", "status", "--porcelain", "grpo_lab", "scripts"], cwd=root,
+        # the data folder is excluded: the experiment itself writes there (before this fix a restart while
+        # results were uncommitted recorded dirty = True; sources_sha256 was, and is, the exact record)
+        out["dirty"] = bool(subprocess.run(["git", "status", "--porcelain", "--", "grpo_lab", "scripts",
+                                            ":(exclude)grpo_lab/data"], cwd=root,
                                            capture_output=True, text=True, check=True).stdout.strip())
     except (OSError, subprocess.CalledProcessError):
         pass
