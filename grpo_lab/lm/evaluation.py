@@ -224,13 +224,18 @@ def ratio_ci(num, den, *, n_boot=2000, seed=0, level=0.95) -> tuple[float, float
 _T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228)
 
 
+def _t975(df: int) -> float:
+    """The two-sided 95 % Student-t quantile for ``df`` degrees of freedom (1.96 beyond the table)."""
+    return _T975[df - 1] if df - 1 < len(_T975) else 1.96
+
+
 def seed_interval(values) -> tuple[float, float, float]:
     """(mean, low, high) over runs (seeds): the 95 % Student-t interval mean ± t_{n−1} · s/√n
     (needs ≥ 2 values; with 3 seeds t = 4.303, so the interval is wide by construction)."""
     v = np.asarray(values, dtype=float)
     if v.size < 2:
         raise ValueError(f"seed_interval needs at least 2 runs; got {v.size}")
-    t = _T975[v.size - 2] if v.size - 2 < len(_T975) else 1.96
+    t = _t975(v.size - 1)
     half = t * v.std(ddof=1) / np.sqrt(v.size)
     return float(v.mean()), float(v.mean() - half), float(v.mean() + half)
 
@@ -248,7 +253,7 @@ def seed_difference(value: float, seed_values) -> tuple[float, float, float]:
         raise ValueError(f"seed_values needs at least 2 runs (seeds); got {v.size}")
     if not np.isfinite(value) or not np.isfinite(v).all():
         raise ValueError(f"value and seed_values must be finite; got {value} and {v.tolist()}")
-    t = _T975[v.size - 2] if v.size - 2 < len(_T975) else 1.96
+    t = _t975(v.size - 1)
     d = float(value - v.mean())
     half = float(t * v.std(ddof=1) * np.sqrt(1 + 1 / v.size))
     return d, d - half, d + half
@@ -265,7 +270,7 @@ def two_sample_seeds(a_values, b_values) -> tuple[float, float, float]:
         raise ValueError(f"a_values and b_values must be finite; got {a.tolist()} and {b.tolist()}")
     df = a.size + b.size - 2
     sp = np.sqrt(((a.size - 1) * a.var(ddof=1) + (b.size - 1) * b.var(ddof=1)) / df)
-    t = _T975[df - 1] if df - 1 < len(_T975) else 1.96
+    t = _t975(df)
     d = float(b.mean() - a.mean())
     half = float(t * sp * np.sqrt(1 / a.size + 1 / b.size))
     return d, d - half, d + half
