@@ -44,8 +44,23 @@ def _env() -> dict:
     from grpo_lab.lm.real_runs import code_version
 
     return {"code": dict(code_version()), "torch": torch.__version__, "transformers": transformers.__version__,
-            "python": platform.python_version(), "machine": platform.machine(),
+            "python": platform.python_version(), "machine": platform.machine(), "cpu": cpu_model(),
             "device": "cuda" if torch.cuda.is_available() else "cpu", "threads": torch.get_num_threads()}
+
+
+def cpu_model() -> str:
+    """The CPU's model name and its bf16 instructions, e.g. "Intel(R) Xeon(R) Processor (avx512_bf16, amx_bf16)".
+    Recorded since 2026-12-02: bf16 sampling on two CPU types (AMD EPYC with AVX512-BF16, Intel Xeon with
+    AMX) gives different numbers for the same weights and seed, so a result repeats bit for bit only on
+    the CPU type that made it (the rebuilt training records of notebook 08 showed it)."""
+    try:
+        info = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return platform.processor() or "unknown"
+    name = next((line.split(":", 1)[1].strip() for line in info.splitlines() if line.startswith("model name")),
+                "unknown")
+    flags = [f for f in ("avx512_bf16", "amx_bf16") if f" {f}" in info]
+    return f"{name} ({', '.join(flags) or 'no bf16 instructions'})"
 
 
 def _sampler(model):
@@ -163,13 +178,18 @@ def do_run(d: Path, runs_dir: Path, run, temp: float, log) -> None:
     from grpo_lab.lm.chat_tasks import ChatTask
     from grpo_lab.lm.trainer import Trainer
 
-    if (d / "evals" / f"{run.name}.json").exists():
+    meta_path = d / "runs" / f"{run.name}.json"
+    meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
+    evaluated = (d / "evals" / f"{run.name}.json").exists()
+    if evaluated and "weights_removed_after_eval_mb" in meta:
         return
+    # an evaluation without its training record (the record was lost: until 2026-12-02 a `runs/` line in
+    # .gitignore kept grpo_lab/data/real_lm/runs/ out of git) is rebuilt: train again with the same config
+    # and seed, then check the re-trained weights against the committed evaluation (see _check_rebuild)
+    rebuild = evaluated
     (d / "runs").mkdir(parents=True, exist_ok=True)
     out = runs_dir / run.name
     cfg = run.config(temp, out=str(out))
-    meta_path = d / "runs" / f"{run.name}.json"
-    meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
     meta.update(name=run.name, method=run.method, changes=run.changes.en, seed=run.seed, config=cfg.to_dict(),
                 run_folder=str(out), env=_env())
 
@@ -193,8 +213,13 @@ def do_run(d: Path, runs_dir: Path, run, temp: float, log) -> None:
     meta["train_seconds_this_session"] = round(time.time() - t0, 1)
     meta_path.write_text(json.dumps(meta, indent=1, default=float))
     held = ChatTask(levels=R.LEVELS).heldout(R.EVAL_PER_LEVEL, seed=R.EVAL_SEED)
-    run_eval(d, run.name, tr.policy, tr.tok, held, temperature=temp,
-             settings={"job": "after", "run": run.name, "levels": R.LEVELS, "per_level": R.EVAL_PER_LEVEL}, log=log)
+    if rebuild:
+        meta["rebuilt"] = _check_rebuild(d, run.name, tr, held, temp, log)
+        meta_path.write_text(json.dumps(meta, indent=1, default=float))
+    else:
+        run_eval(d, run.name, tr.policy, tr.tok, held, temperature=temp,
+                 settings={"job": "after", "run": run.name, "levels": R.LEVELS, "per_level": R.EVAL_PER_LEVEL},
+                 log=log)
     # the evaluation is what the notebook reads; the weights (≈ 5 GB per full fine-tuning run: π_ref and
     # three checkpoints with AdamW state) would fill the disk over 12 runs, so they go once it is written
     import shutil
@@ -204,7 +229,66 @@ def do_run(d: Path, runs_dir: Path, run, temp: float, log) -> None:
         shutil.rmtree(out / sub, ignore_errors=True)
     meta["weights_removed_after_eval_mb"] = round(freed / 2**20)
     meta_path.write_text(json.dumps(meta, indent=1, default=float))
-    log(f"{run.name}: evaluated; removed its weights ({freed / 2**30:.1f} GB)")
+    log(f"{run.name}: {'rebuilt' if rebuild else 'evaluated'}; removed its weights ({freed / 2**30:.1f} GB)")
+
+
+def _check_rebuild(d: Path, name: str, tr, held, temp: float, log) -> dict:
+    """Evaluate the re-trained policy on the first slice of the held-out problems (the same seed as the
+    committed evaluation's first slice) and compare it with that slice, column by column: equal greedy
+    replies and equal right-answer counts c on all 16 problems mean the re-training reproduced the
+    evaluated weights, so the rebuilt training record is that run's."""
+    import pandas as pd
+
+    from grpo_lab.lm import real_runs as R
+    from grpo_lab.lm.evaluation import evaluate_problems
+
+    sampler, amp = _sampler(tr.policy)
+    t0 = time.time()
+    again = evaluate_problems(sampler, tr.tok, held[:SLICE], n_samples=R.EVAL_SAMPLES, temperature=temp,
+                              max_new=R.EVAL_MAX_NEW, seed=R.EVAL_SEED, amp=amp)
+    committed = pd.read_csv(d / "evals" / f"{name}.csv", keep_default_na=False,
+                            dtype={"answer": str, "numbers": str}).head(SLICE)
+    cols = ["greedy_reply", "greedy_correct", "c", "f"]
+    same = _equal_counts(again, committed, cols)
+    out = {"why": "the training record was lost (a .gitignore line); trained again with the same config and seed",
+           "env": _env(), "first_slice_problems": SLICE, "equal_on_first_slice": same,
+           "identical": all(v == SLICE for v in same.values()), "check_seconds": round(time.time() - t0, 1)}
+    log(f"{name}: rebuilt training record; first slice equal to the committed evaluation: {same}")
+    return out
+
+
+def _equal_counts(a, b, cols=("greedy_reply", "greedy_correct", "c", "f")) -> dict:
+    return {c: int((a[c].astype(str).to_numpy() == b[c].astype(str).to_numpy()).sum()) for c in cols}
+
+
+def do_repro(d: Path, temp: float, log) -> None:
+    """The ``repro`` job: is an evaluation repeatable? The base model's first slice (16 held-out problems,
+    the committed evaluation's seed) evaluated twice on this machine, each compared with the other and with
+    the committed ``before`` evaluation's first slice; written to ``reproducibility.json`` with this machine's
+    CPU, so notebook 08 can say what repeats where."""
+    import pandas as pd
+
+    from grpo_lab.lm import pretrained
+    from grpo_lab.lm import real_runs as R
+    from grpo_lab.lm.chat_tasks import ChatTask
+    from grpo_lab.lm.evaluation import evaluate_problems
+
+    model, tok = pretrained.load(R.MODEL)
+    held = ChatTask(levels=R.LEVELS).heldout(R.EVAL_PER_LEVEL, seed=R.EVAL_SEED)[:SLICE]
+    sampler, amp = _sampler(model)
+    t0 = time.time()
+    a, b = (evaluate_problems(sampler, tok, held, n_samples=R.EVAL_SAMPLES, temperature=temp,
+                              max_new=R.EVAL_MAX_NEW, seed=R.EVAL_SEED, amp=amp) for _ in range(2))
+    committed = pd.read_csv(d / "evals" / "before.csv", keep_default_na=False,
+                            dtype={"answer": str, "numbers": str}).head(SLICE)
+    out = {"what": "the base model's first evaluation slice (16 problems, seed EVAL_SEED), evaluated twice here",
+           "problems": SLICE, "amp": str(amp), "same_machine_twice": _equal_counts(a, b),
+           "against_committed_before": _equal_counts(a, committed),
+           "committed_before_env": json.loads((d / "evals" / "before.json").read_text())["env"],
+           "env": _env(), "seconds": round(time.time() - t0, 1)}
+    (d / "reproducibility.json").write_text(json.dumps(out, indent=1))
+    log(f"repro: same machine twice {out['same_machine_twice']}; against the committed before "
+        f"{out['against_committed_before']}")
 
 
 def main(argv=None) -> int:
@@ -235,11 +319,17 @@ def main(argv=None) -> int:
     d.mkdir(parents=True, exist_ok=True)
     runs_dir = Path(args.runs_dir)
     runs_dir.mkdir(parents=True, exist_ok=True)
-    jobs = ["probes", "before", "prompt_only", *[r.name for r in R.RUNS]]
+    jobs = ["probes", "before", "prompt_only", "repro", *[r.name for r in R.RUNS]]
     if args.list:
         for j in jobs:
-            done = (d / "choice.json").exists() if j == "probes" else (d / "evals" / f"{j}.json").exists()
-            print(f"{'done' if done else 'todo'}  {j}")
+            done = ((d / "choice.json").exists() if j == "probes" else (d / "reproducibility.json").exists()
+                    if j == "repro" else (d / "evals" / f"{j}.json").exists())
+            record = d / "runs" / f"{j}.json"
+            if done and j in {r.name for r in R.RUNS} and not (record.exists() and "weights_removed_after_eval_mb"
+                                                                in json.loads(record.read_text())):
+                print(f"rebuild  {j} (evaluated; its training record is missing)")
+            else:
+                print(f"{'done' if done else 'todo'}  {j}")
         return 0
     want = set(args.only.split(",")) if args.only else set(jobs)
     unknown = want - set(jobs)
@@ -251,6 +341,8 @@ def main(argv=None) -> int:
 
     temp = do_probes(d, log)
     do_base_evals(d, temp, want, log)
+    if "repro" in want and not (d / "reproducibility.json").exists():
+        do_repro(d, temp, log)
     for run in R.RUNS:
         if run.name in want:
             try:

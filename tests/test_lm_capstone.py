@@ -248,3 +248,36 @@ def test_informative_share_is_the_exact_chance_over_all_groups_of_g():
     if "probe_t0.7" in real:        # unbiased 0.393 vs the plug-in 0.350 that chose τ (choice.json)
         assert R.informative_share(real["probe_t0.7"], 8) == pytest.approx(0.393, abs=0.002)
         assert R.informative_share(real["probe_t1.0"], 8) == pytest.approx(0.202, abs=0.002)
+
+
+def test_every_evaluated_run_has_its_training_record():
+    """grpo_lab/data/real_lm/runs/ once went uncommitted (a ``runs/`` line in .gitignore matched it),
+    and notebook 08 failed on a fresh clone: an evaluation without its training record fails here."""
+    data = R.load()
+    trained = [r.name for r in R.RUNS if r.name in data["evals"]]
+    assert {"grpo_s0", "grpo_s1", "grpo_s2", "rft_s0", "lora8_s0"} <= set(trained)
+    for name in trained:
+        assert name in data["run_meta"] and name in data["steps"], f"{name}: evaluated, but no runs/{name}.json/.csv"
+        meta, steps = data["run_meta"][name], data["steps"][name]
+        assert sorted(steps["step"]) == list(range(1, R.TRAIN["steps"] + 1)), name
+        assert meta["name"] == name and meta["config"]["seed"] == meta["seed"], name
+        assert len(meta["samples_step1"]) == R.TRAIN["G"] and meta["weights_removed_after_eval_mb"] > 0, name
+        if "rebuilt" in meta:        # trained again: the record says how far it reproduces the evaluated weights
+            eq = meta["rebuilt"]["equal_on_first_slice"]
+            assert set(eq) == {"greedy_reply", "greedy_correct", "c", "f"} and all(0 <= v <= 16 for v in eq.values())
+            assert meta["rebuilt"]["identical"] == all(v == 16 for v in eq.values())
+            assert meta["rebuilt"]["env"]["cpu"], name
+
+
+def test_the_capstone_data_folder_is_not_git_ignored():
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    if not (root / ".git").exists():
+        pytest.skip("not a git checkout")
+    paths = [f"grpo_lab/data/real_lm/{sub}/x.{ext}" for sub in ("runs", "evals") for ext in ("json", "csv")]
+    r = subprocess.run(["git", "check-ignore", "-v", *paths], cwd=root, capture_output=True, text=True)
+    assert r.returncode == 1 and not r.stdout, f"git ignores committed capstone data: {r.stdout}"
+    r = subprocess.run(["git", "check-ignore", "runs/grpo/x.pt"], cwd=root, capture_output=True, text=True)
+    assert r.returncode == 0                              # a run folder at the top level stays out of git

@@ -174,9 +174,12 @@ def data_dir(path=None) -> Path:
 
 def load(path=None) -> dict:
     """{"evals": {name: per-problem DataFrame}, "eval_meta": {name: dict}, "steps": {run: DataFrame},
-    "run_meta": {run: dict}, "samples": {run: list}}: whatever the experiment has written so far."""
+    "run_meta": {run: dict}, "samples": {run: list}, "reproducibility": dict or None}: whatever the
+    experiment has written so far."""
     d = data_dir(path)
-    out = {"evals": {}, "eval_meta": {}, "steps": {}, "run_meta": {}, "samples": {}}
+    out = {"evals": {}, "eval_meta": {}, "steps": {}, "run_meta": {}, "samples": {}, "reproducibility": None}
+    if (d / "reproducibility.json").exists():          # scripts/make_real_lm_runs.py --only repro
+        out["reproducibility"] = json.loads((d / "reproducibility.json").read_text())
     for f in sorted((d / "evals").glob("*.json")):
         csv = f.with_suffix(".csv")
         if csv.exists():
