@@ -281,3 +281,26 @@ def test_the_capstone_data_folder_is_not_git_ignored():
     assert r.returncode == 1 and not r.stdout, f"git ignores committed capstone data: {r.stdout}"
     r = subprocess.run(["git", "check-ignore", "runs/grpo/x.pt"], cwd=root, capture_output=True, text=True)
     assert r.returncode == 0                              # a run folder at the top level stays out of git
+
+
+def test_the_script_lists_an_evaluated_run_without_its_record_as_rebuild(tmp_path, capsys):
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location(
+        "make_real_lm_runs", Path(__file__).resolve().parents[1] / "scripts" / "make_real_lm_runs.py")
+    M = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(M)
+    (tmp_path / "evals").mkdir()
+    (tmp_path / "runs").mkdir()
+    for name in ("grpo_s0", "rft_s0"):
+        (tmp_path / "evals" / f"{name}.json").write_text("{}")
+    (tmp_path / "runs" / "rft_s0.json").write_text(json.dumps({"weights_removed_after_eval_mb": 63}))
+    assert M.main(["--data", str(tmp_path), "--runs-dir", str(tmp_path / "w"), "--list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "rebuild  grpo_s0 (evaluated; its training record is missing)" in lines
+    assert "done  rft_s0" in lines and "todo  grpo_s1" in lines and "todo  repro" in lines
+    a = pd.DataFrame({"greedy_reply": ["x", "y"], "greedy_correct": [1, 0], "c": [3, 4], "f": [16, 15]})
+    b = a.assign(greedy_reply=["x", "z"], c=[3, 5])
+    assert M._equal_counts(a, b) == {"greedy_reply": 1, "greedy_correct": 2, "c": 1, "f": 2}
+    assert M.cpu_model().endswith(")")                    # "<model name> (<bf16 instructions or none>)"
