@@ -50,9 +50,8 @@ def _env() -> dict:
 
 def cpu_model() -> str:
     """The CPU's model name and its bf16 instructions, e.g. "Intel(R) Xeon(R) Processor (avx512_bf16, amx_bf16)".
-    Recorded since 2026-12-02: bf16 sampling on two CPU types (AMD EPYC with AVX512-BF16, Intel Xeon with
-    AMX) gives different numbers for the same weights and seed, so a result repeats bit for bit only on
-    the CPU type that made it (the rebuilt training records of notebook 08 showed it)."""
+    Recorded since commit 03c64c0: the first capstone runs did not repeat on another machine (notebook 08,
+    section 7), and their CPU was not recorded, so whether the CPU type is the cause could not be told."""
     try:
         info = Path("/proc/cpuinfo").read_text()
     except OSError:

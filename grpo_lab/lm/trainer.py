@@ -26,13 +26,13 @@ its own forward pass; the reference forward is skipped when β = 0 and the KL me
 Resumption: every step draws its randomness from generators seeded by (seed, step), and a
 checkpoint holds the policy weights (safetensors), the AdamW state and the step; the
 reference model is saved once. On CPU a resumed run therefore repeats the uninterrupted
-run bit for bit (same threads, same library versions, same CPU type: bf16 kernels differ between
-CPU types, so the same seed on another CPU type gives another run; notebook 08 section 7 measures
-it). The run folder (lock, checkpoints, fallback past a corrupt one, metrics files) is
-:mod:`grpo_lab.lm.checkpoint`; steps 1–2 are :mod:`grpo_lab.lm.sampling`; the metric columns
-:mod:`grpo_lab.lm.metrics`; the divergence guard, checked before every optimiser step,
-:mod:`grpo_lab.lm.guard`. What happens when a
-run is killed, diverges or finds a corrupt file: docs/reliability.md.
+run bit for bit (same threads, same library versions, same machine). On another machine the same
+seed has given another run (notebook 08, section 7: which of the unrecorded differences — CPU type,
+bf16 or not, the converted model folder — is the cause is not known). The run folder (lock,
+checkpoints, fallback past a corrupt one, metrics files) is :mod:`grpo_lab.lm.checkpoint`; steps 1–2
+are :mod:`grpo_lab.lm.sampling`; the metric columns :mod:`grpo_lab.lm.metrics`; the divergence guard,
+checked before every optimiser step, :mod:`grpo_lab.lm.guard`. What happens when a run is killed,
+diverges or finds a corrupt file: docs/reliability.md.
 """
 from __future__ import annotations
 
