@@ -50,7 +50,7 @@ def _env() -> dict:
 
 def cpu_model() -> str:
     """The CPU's model name and its bf16 instructions, e.g. "Intel(R) Xeon(R) Processor (avx512_bf16, amx_bf16)".
-    Recorded since the changes committed in 03c64c0: the first capstone runs did not repeat on another machine (notebook 08,
+    Recorded from the second capstone machine on (2026-12-02; committed in 03c64c0): the first capstone runs did not repeat on another machine (notebook 08,
     section 7), and their CPU was not recorded, so whether the CPU type is the cause could not be told."""
     try:
         info = Path("/proc/cpuinfo").read_text()

@@ -27,9 +27,9 @@ Resumption: every step draws its randomness from generators seeded by (seed, ste
 checkpoint holds the policy weights (safetensors), the AdamW state and the step; the
 reference model is saved once. On CPU a resumed run therefore repeats the uninterrupted
 run bit for bit (same threads, same library versions, same machine). On another machine the same
-seed has given another run (notebook 08, section 7: which of the possible differences — the CPU
-type and the amp mode, both unrecorded for the first runs, the code version, the converted model
-folder — is the cause is not known). The run folder (lock,
+seed has almost certainly given another run (notebook 08, section 7, where this is inferred; which
+of the possible differences is the cause — the CPU type and the amp mode, both unrecorded for the
+first runs, the code version, the converted model folder — is not known). The run folder (lock,
 checkpoints, fallback past a corrupt one, metrics files) is :mod:`grpo_lab.lm.checkpoint`; steps 1–2
 are :mod:`grpo_lab.lm.sampling`; the metric columns :mod:`grpo_lab.lm.metrics`; the divergence guard,
 checked before every optimiser step, :mod:`grpo_lab.lm.guard`. What happens when a run is killed,
