@@ -256,6 +256,8 @@ def test_every_evaluated_run_has_its_training_record():
     data = R.load()
     trained = [r.name for r in R.RUNS if r.name in data["evals"]]
     assert {"grpo_s0", "grpo_s1", "grpo_s2", "rft_s0", "lora8_s0"} <= set(trained)
+    # and no half-trained run is committed (its curve would show as "in progress" for ever)
+    assert set(data["run_meta"]) <= set(data["evals"]), sorted(set(data["run_meta"]) - set(data["evals"]))
     for name in trained:
         assert name in data["run_meta"] and name in data["steps"], f"{name}: evaluated, but no runs/{name}.json/.csv"
         meta, steps = data["run_meta"][name], data["steps"][name]
