@@ -50,8 +50,9 @@ def _env() -> dict:
 
 def cpu_model() -> str:
     """The CPU's model name and its bf16 instructions, e.g. "Intel(R) Xeon(R) Processor (avx512_bf16, amx_bf16)".
-    Recorded from the second capstone machine on (2026-12-02; committed in 03c64c0): the first capstone runs did not repeat on another machine (notebook 08,
-    section 7), and their CPU was not recorded, so whether the CPU type is the cause could not be told."""
+    Recorded from the second capstone machine on (2026-12-02; committed in 03c64c0): the first capstone
+    runs did not repeat on another machine (notebook 08, section 7), and their CPU was not recorded, so
+    whether the CPU type is the cause could not be told."""
     try:
         info = Path("/proc/cpuinfo").read_text()
     except OSError:
@@ -70,9 +71,31 @@ def _sampler(model):
     return (Bf16Sampler(model).model if amp == "always" else model), amp
 
 
+def _read_table(path: Path):
+    """An evaluation table as written (answers and operand strings kept as text, "" not NaN)."""
+    import pandas as pd
+
+    return pd.read_csv(path, keep_default_na=False, dtype={"answer": str, "numbers": str})
+
+
+def _evaluate(sampler, tok, problems, *, temperature: float, seed: int, amp):
+    """:func:`~grpo_lab.lm.evaluation.evaluate_problems` at the capstone's protocol (n, budget)."""
+    from grpo_lab.lm import real_runs as R
+    from grpo_lab.lm.evaluation import evaluate_problems
+
+    return evaluate_problems(sampler, tok, problems, n_samples=R.EVAL_SAMPLES, temperature=temperature,
+                             max_new=R.EVAL_MAX_NEW, seed=seed, amp=amp)
+
+
+def _record_done(d: Path, name: str) -> bool:
+    """The run's training record is complete (written after its weights were removed)."""
+    f = d / "runs" / f"{name}.json"
+    return f.exists() and "weights_removed_after_eval_mb" in json.loads(f.read_text())
+
+
 def run_eval(d: Path, name: str, model, tok, problems, *, temperature: float, settings: dict, log) -> None:
     from grpo_lab.lm import real_runs as R
-    from grpo_lab.lm.evaluation import evaluate_problems, summarize_problems
+    from grpo_lab.lm.evaluation import summarize_problems
 
     import shutil
 
@@ -90,15 +113,14 @@ def run_eval(d: Path, name: str, model, tok, problems, *, temperature: float, se
         f = parts / f"slice_{i // SLICE:03d}.csv"
         if not f.exists():
             t1 = time.time()
-            part = evaluate_problems(sampler, tok, problems[i:i + SLICE], n_samples=R.EVAL_SAMPLES,
-                                     temperature=temperature, max_new=R.EVAL_MAX_NEW,
-                                     seed=R.EVAL_SEED + 10 * (i // SLICE), amp=amp)
+            part = _evaluate(sampler, tok, problems[i:i + SLICE], temperature=temperature,
+                             seed=R.EVAL_SEED + 10 * (i // SLICE), amp=amp)
             part.to_csv(f.with_suffix(".tmp"), index=False)
             f.with_suffix(".tmp").replace(f)
             spent += time.time() - t1
             (parts / "seconds.json").write_text(json.dumps({"seconds": spent}))
             log(f"eval {name}: problems {i}–{min(i + SLICE, len(problems))} of {len(problems)} done")
-        tables.append(pd.read_csv(f, keep_default_na=False, dtype={"answer": str, "numbers": str}))
+        tables.append(_read_table(f))
     df = pd.concat(tables, ignore_index=True)
     s = summarize_problems(df, n_boot=1000)
     meta = {"name": name, "temperature": temperature, "n_samples": R.EVAL_SAMPLES, "max_new": R.EVAL_MAX_NEW,
@@ -177,12 +199,12 @@ def do_run(d: Path, runs_dir: Path, run, temp: float, log) -> None:
     from grpo_lab.lm.chat_tasks import ChatTask
     from grpo_lab.lm.trainer import Trainer
 
+    evaluated = (d / "evals" / f"{run.name}.json").exists()
+    if evaluated and _record_done(d, run.name):
+        return
     meta_path = d / "runs" / f"{run.name}.json"
     meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
-    evaluated = (d / "evals" / f"{run.name}.json").exists()
-    if evaluated and "weights_removed_after_eval_mb" in meta:
-        return
-    # an evaluation without its training record (the record was lost: until 2026-12-02 a `runs/` line in
+    # an evaluation without its training record (the record was lost: until commit 03c64c0 a `runs/` line in
     # .gitignore kept grpo_lab/data/real_lm/runs/ out of git) is rebuilt: train again with the same config
     # and seed, then check the re-trained weights against the committed evaluation (see _check_rebuild)
     rebuild = evaluated
@@ -233,22 +255,16 @@ def do_run(d: Path, runs_dir: Path, run, temp: float, log) -> None:
 
 def _check_rebuild(d: Path, name: str, tr, held, temp: float, log) -> dict:
     """Evaluate the re-trained policy on the first slice of the held-out problems (the same seed as the
-    committed evaluation's first slice) and compare it with that slice, column by column: equal greedy
-    replies and equal right-answer counts c on all 16 problems mean the re-training reproduced the
-    evaluated weights, so the rebuilt training record is that run's."""
-    import pandas as pd
-
+    committed evaluation's first slice) and count, column by column, the problems on which the two agree.
+    All 16 equal on the machine that made the evaluation would mean the re-training reproduced its
+    weights; on another machine the evaluation itself need not repeat (the ``repro`` job measures that),
+    so there the count cannot decide."""
     from grpo_lab.lm import real_runs as R
-    from grpo_lab.lm.evaluation import evaluate_problems
 
     sampler, amp = _sampler(tr.policy)
     t0 = time.time()
-    again = evaluate_problems(sampler, tr.tok, held[:SLICE], n_samples=R.EVAL_SAMPLES, temperature=temp,
-                              max_new=R.EVAL_MAX_NEW, seed=R.EVAL_SEED, amp=amp)
-    committed = pd.read_csv(d / "evals" / f"{name}.csv", keep_default_na=False,
-                            dtype={"answer": str, "numbers": str}).head(SLICE)
-    cols = ["greedy_reply", "greedy_correct", "c", "f"]
-    same = _equal_counts(again, committed, cols)
+    again = _evaluate(sampler, tr.tok, held[:SLICE], temperature=temp, seed=R.EVAL_SEED, amp=amp)
+    same = _equal_counts(again, _read_table(d / "evals" / f"{name}.csv").head(SLICE))
     out = {"why": "the training record was lost (a .gitignore line); trained again with the same config and seed",
            "env": _env(), "first_slice_problems": SLICE, "equal_on_first_slice": same,
            "identical": all(v == SLICE for v in same.values()), "check_seconds": round(time.time() - t0, 1)}
@@ -265,21 +281,16 @@ def do_repro(d: Path, temp: float, log) -> None:
     the committed evaluation's seed) evaluated twice on this machine, each compared with the other and with
     the committed ``before`` evaluation's first slice; written to ``reproducibility.json`` with this machine's
     CPU, so notebook 08 can say what repeats where."""
-    import pandas as pd
-
     from grpo_lab.lm import pretrained
     from grpo_lab.lm import real_runs as R
     from grpo_lab.lm.chat_tasks import ChatTask
-    from grpo_lab.lm.evaluation import evaluate_problems
 
     model, tok = pretrained.load(R.MODEL)
     held = ChatTask(levels=R.LEVELS).heldout(R.EVAL_PER_LEVEL, seed=R.EVAL_SEED)[:SLICE]
     sampler, amp = _sampler(model)
     t0 = time.time()
-    a, b = (evaluate_problems(sampler, tok, held, n_samples=R.EVAL_SAMPLES, temperature=temp,
-                              max_new=R.EVAL_MAX_NEW, seed=R.EVAL_SEED, amp=amp) for _ in range(2))
-    committed = pd.read_csv(d / "evals" / "before.csv", keep_default_na=False,
-                            dtype={"answer": str, "numbers": str}).head(SLICE)
+    a, b = (_evaluate(sampler, tok, held, temperature=temp, seed=R.EVAL_SEED, amp=amp) for _ in range(2))
+    committed = _read_table(d / "evals" / "before.csv").head(SLICE)
     out = {"what": "the base model's first evaluation slice (16 problems, seed EVAL_SEED), evaluated twice here",
            "problems": SLICE, "amp": str(amp), "same_machine_twice": _equal_counts(a, b),
            "against_committed_before": _equal_counts(a, committed),
@@ -321,11 +332,9 @@ def main(argv=None) -> int:
     jobs = ["probes", "before", "prompt_only", "repro", *[r.name for r in R.RUNS]]
     if args.list:
         for j in jobs:
-            done = ((d / "choice.json").exists() if j == "probes" else (d / "reproducibility.json").exists()
-                    if j == "repro" else (d / "evals" / f"{j}.json").exists())
-            record = d / "runs" / f"{j}.json"
-            if done and j in {r.name for r in R.RUNS} and not (record.exists() and "weights_removed_after_eval_mb"
-                                                                in json.loads(record.read_text())):
+            marker = {"probes": "choice.json", "repro": "reproducibility.json"}.get(j, f"evals/{j}.json")
+            done = (d / marker).exists()
+            if done and j in {r.name for r in R.RUNS} and not _record_done(d, j):
                 print(f"rebuild  {j} (evaluated; its training record is missing)")
             else:
                 print(f"{'done' if done else 'todo'}  {j}")
