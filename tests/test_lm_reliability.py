@@ -106,6 +106,60 @@ def test_nonfinite_checkpoint_is_never_written(cfg, tmp_path):
     assert not list((tmp_path / "r").glob("checkpoints/step_*"))
 
 
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_the_weights_check_after_a_step_catches_any_nonfinite_value(bad):
+    from grpo_lab.lm.guard import all_finite, sums_finite
+
+    ts = [torch.randn(7, 5), torch.randn(300)]
+    assert sums_finite(ts) and all_finite(ts) and sums_finite([])
+    for t in ts:
+        t = t.clone()
+        t.view(-1)[3] = bad
+        assert not sums_finite([ts[0], t]) and not all_finite([ts[0], t])
+    assert not sums_finite([torch.tensor([3e38, 3e38])])    # finite but past float32: only a diverged model
+
+
+def test_an_update_that_makes_the_adapted_weights_nonfinite_raises(cfg, monkeypatch):
+    from grpo_lab.lm.trainer import TrainingDiverged
+
+    tr = Trainer(cfg.replace(steps=1))
+    real_step = tr.opt.step
+
+    def poisoned_step(*a, **k):                  # an optimiser step that leaves one NaN weight behind
+        real_step(*a, **k)
+        with torch.no_grad():
+            tr.opt.param_groups[0]["params"][-1].view(-1)[0] = float("nan")
+
+    monkeypatch.setattr(tr.opt, "step", poisoned_step)
+    with pytest.raises(TrainingDiverged, match="weights became non-finite in the update"):
+        tr.step()
+
+
+def test_adamw_is_fused_where_torch_has_the_kernel_and_falls_back_elsewhere(monkeypatch):
+    from grpo_lab.lm import trainer
+
+    w = [torch.nn.Parameter(torch.ones(3))]
+    assert trainer.adamw(iter(w), lr=0.1, weight_decay=0.0).defaults.get("fused") is True   # CPU, torch 2.13
+    real = torch.optim.AdamW
+
+    def no_fused(params, **kw):
+        if kw.get("fused"):
+            raise RuntimeError("`fused=True` requires all the params to be floating point Tensors of supported devices")
+        return real(params, **kw)
+
+    monkeypatch.setattr(torch.optim, "AdamW", no_fused)
+    opt = trainer.adamw(iter(w), lr=0.1, weight_decay=0.0)    # a generator is read once, for both tries
+    assert not opt.defaults.get("fused") and opt.param_groups[0]["params"] == w
+    # the two give the same update (to float rounding)
+    a, b = torch.nn.Parameter(torch.arange(4.0)), torch.nn.Parameter(torch.arange(4.0))
+    for p, fused in ((a, True), (b, False)):
+        o = real([p], lr=0.1, weight_decay=0.01, fused=fused)
+        for _ in range(3):
+            p.grad = torch.tensor([1.0, -2.0, 0.5, 0.0])
+            o.step()
+    torch.testing.assert_close(a.detach(), b.detach(), atol=1e-6, rtol=1e-6)
+
 # -- 5. bad output / cache paths are checked before any work -----------------------------------
 def test_out_is_a_file(cfg, tmp_path):
     f = tmp_path / "afile"

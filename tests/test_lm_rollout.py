@@ -1,6 +1,8 @@
 """grpo_lab.lm.rollout: shared-prompt sampling and log-probs equal the naive computation."""
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from grpo_lab.lm.evaluation import encode_prompts
 from grpo_lab.lm.model import make_model
@@ -122,3 +124,83 @@ def test_duplicate_responses_are_computed_once_with_the_same_values_and_gradient
     torch.testing.assert_close(values[0][1], values[1][1], atol=1e-5, rtol=1e-5)
     for n in grads[0]:
         torch.testing.assert_close(grads[0][n], grads[1][n], atol=1e-5, rtol=1e-4, msg=n)
+
+
+# ---- speed work that must not change a value (issue 20, item 6) -------------------------------------
+def _long_rollout(tok, model):
+    """Responses of different lengths up to 12 tokens (EOS never drawn, then lengths cut by hand)."""
+    ids, mask = encode_prompts(tok, PROBLEMS)
+    ro = sample(model, ids, mask, G=4, max_new=12, temperature=1.0, eos_id=-1, pad_id=tok.pad_token_id,
+                generator=torch.Generator().manual_seed(3))
+    L = torch.tensor([12, 3, 5, 7, 2, 12, 4, 9, 6, 11, 1, 8])
+    m = (torch.arange(12)[None] < L[:, None]).float()
+    resp = torch.where(m > 0, ro.response_ids, torch.full_like(ro.response_ids, tok.pad_token_id))
+    return Rollout(ro.prompt_ids, ro.prompt_mask, 4, resp, m, L, L == 12)
+
+
+def test_length_buckets_run_each_group_to_its_own_length_with_the_same_values_and_gradients(setup, monkeypatch):
+    from grpo_lab.lm import rollout
+
+    tok, model, _ = setup
+    ro = _long_rollout(tok, model)
+    w = torch.randn(ro.response_ids.shape, generator=torch.Generator().manual_seed(4)) * ro.mask
+    out = []
+    for cost in (float("inf"), 1.0):        # one forward (the tiny model's default); buckets forced
+        monkeypatch.setattr(rollout, "BUCKET_COST_TOKEN_PARAMS", cost)
+        n = len(rollout.length_buckets(ro.lengths, rollout.n_params(model)))
+        model.zero_grad()
+        tl = token_logp(model, ro, entropy=True)
+        (tl.logp * w).sum().backward()
+        out.append((n, tl.logp.detach() * ro.mask, tl.entropy * ro.mask,
+                    {k: p.grad.clone() for k, p in model.named_parameters()}))
+    assert out[0][0] == 1 and out[1][0] >= 3
+    torch.testing.assert_close(out[0][1], out[1][1], atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(out[0][2], out[1][2], atol=1e-5, rtol=1e-5)
+    for k in out[0][3]:
+        torch.testing.assert_close(out[0][3][k], out[1][3][k], atol=1e-5, rtol=1e-4, msg=k)
+
+
+def test_the_tiny_model_and_equal_lengths_never_split():
+    from grpo_lab.lm.rollout import length_buckets
+
+    L = torch.tensor([40, 12, 15, 18, 20, 22, 25, 14, 16, 19, 21, 23, 30, 13, 17, 24])
+    assert length_buckets(L, 900_000) == [None]                 # a forward costs it more than any padding
+    assert length_buckets(torch.full((16,), 40), 134_515_008) == [None]
+    parts = length_buckets(L, 134_515_008)                       # SmolLM2-135M: the measured batch splits
+    assert len(parts) >= 2
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(1, 96), min_size=1, max_size=64), st.integers(10_000, 10**10))
+def test_length_buckets_are_a_cheaper_partition_into_runs_of_lengths(lengths, params):
+    from grpo_lab.lm.rollout import BUCKET_COST_TOKEN_PARAMS, length_buckets
+
+    L = torch.tensor(lengths)
+    parts = length_buckets(L, params)
+    if parts == [None]:
+        return
+    idx = torch.cat(parts)
+    assert sorted(idx.tolist()) == list(range(len(lengths)))          # every row exactly once
+    spans = [(int(L[p].min()), int(L[p].max())) for p in parts]
+    assert all(hi < lo2 for (_, hi), (lo2, _) in zip(spans, spans[1:]))   # shortest first, no overlap
+    per = BUCKET_COST_TOKEN_PARAMS / params
+    cost = sum(len(p) * hi + per for p, (_, hi) in zip(parts, spans))
+    assert cost < len(lengths) * max(lengths) + per                   # cheaper than one padded forward
+
+
+def test_decoding_cache_gives_the_same_samples_as_transformers_cache(setup, monkeypatch):
+    from grpo_lab.lm import rollout
+
+    tok, model, _ = setup
+    ids, mask = encode_prompts(tok, PROBLEMS)
+    runs, ours = [], rollout._decoding_cache
+    for make in (ours, lambda m, room: rollout._new_cache(m)):
+        monkeypatch.setattr(rollout, "_decoding_cache", make)
+        ro = sample(model, ids, mask, G=4, max_new=12, temperature=1.0, eos_id=-1, pad_id=tok.pad_token_id,
+                    generator=torch.Generator().manual_seed(3))
+        runs.append(ro)
+    assert runs[0].response_ids.shape == (12, 12)                    # every response ran all 12 tokens
+    assert torch.equal(runs[0].response_ids, runs[1].response_ids)
+    assert torch.equal(runs[0].sampler_logp, runs[1].sampler_logp)
+    cache = ours(model, 4)
+    assert all(type(layer).__name__ == "_RoomLayer" for layer in cache.layers)

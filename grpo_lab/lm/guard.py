@@ -34,6 +34,18 @@ def all_finite(tensors) -> bool:
     return bool(torch.stack(flags).all()) if flags else True
 
 
+def sums_finite(tensors) -> bool:
+    """True when every tensor's sum is finite: the cheap check of a whole model's weights.
+
+    A sum is NaN or ±inf when any value is, so this catches every non-finite weight; it also
+    fails when finite weights add up past float32's 3.4e38, which only a diverged model does.
+    One read of each tensor and no boolean copy: on SmolLM2-135M (fp32, one thread) 0.11 s
+    against 0.71 s for an element-wise ``isfinite`` (:func:`all_finite`).
+    """
+    sums = [t.sum() for t in tensors]
+    return bool(torch.isfinite(torch.stack(sums)).all()) if sums else True
+
+
 def check_finite(step: int, cfg, last_checkpoint, what: str, value) -> None:
     """Raise :class:`TrainingDiverged` unless ``value`` (a tensor or a float) is finite everywhere."""
     ok = all_finite([value]) if isinstance(value, torch.Tensor) else math.isfinite(float(value))
@@ -41,15 +53,16 @@ def check_finite(step: int, cfg, last_checkpoint, what: str, value) -> None:
         raise TrainingDiverged(step, what, cfg, last_checkpoint)
 
 
-def guarded_step(opt, params, gn, step: int, cfg, last_checkpoint, it: int) -> None:
+def guarded_step(opt, gn, step: int, cfg, last_checkpoint, it: int) -> None:
     """``opt.step()`` unless the gradient norm ``gn`` is non-finite (the update is skipped, then
-    :class:`TrainingDiverged`); raises too if the step made the weights ``params`` non-finite."""
+    :class:`TrainingDiverged`); raises too if the step made the weights it updated non-finite
+    (the optimiser's parameters: under LoRA the adapters only, the frozen base cannot change)."""
     if not torch.isfinite(gn):
         opt.zero_grad(set_to_none=True)
         check_finite(step, cfg, last_checkpoint, f"the gradient norm is {float(gn)} "
                      f"(inner iteration {it + 1}; the update was skipped)", gn)
     opt.step()
-    if not all_finite(p.detach() for p in params):
+    if not sums_finite(p.detach() for group in opt.param_groups for p in group["params"]):
         check_finite(step, cfg, last_checkpoint, "the weights became non-finite in the update "
                      f"(inner iteration {it + 1})", float("nan"))
 

@@ -172,7 +172,7 @@ def learn(trainer, batch: Rollout, rewards_t, chunks, timer) -> dict:
                                guard=lambda what, v, it=it: guard(f"{what} (inner iteration {it + 1})", v))
         with timer("backward"):
             gn = torch.nn.utils.clip_grad_norm_(policy.parameters(), cfg.max_grad_norm)
-            guarded_step(trainer.opt, policy.parameters(), gn, step, cfg, trainer._last_ckpt_step, it)
+            guarded_step(trainer.opt, gn, step, cfg, trainer._last_ckpt_step, it)
         if it == 0:
             first, ent, old_logp = m, e, old
         lows.append(m["clip_frac_low"])

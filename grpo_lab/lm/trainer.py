@@ -68,6 +68,21 @@ __all__ = ["Trainer", "train", "resolve_device", "metric_definitions", "metrics_
            "TIMING_COLUMNS", "CONDITIONAL_COLUMNS", "TrainingDiverged"]
 
 
+def adamw(params, *, lr: float, weight_decay: float) -> torch.optim.AdamW:
+    """The GRPO optimiser: AdamW, fused where torch has the kernel for the parameters' device.
+
+    Fused runs one kernel per step instead of a dozen small ops per tensor: on SmolLM2-135M
+    (fp32, one CPU thread) 0.19 s against 1.26 s. transformers' Trainer, hence TRL, uses it by
+    default on torch ≥ 2.8. The update rule is the same; values may differ from the op-by-op
+    implementation in the last bits. Falls back to that one where fused is not available.
+    """
+    params = list(params)
+    try:
+        return torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay, fused=True)
+    except (RuntimeError, TypeError, ValueError):   # a device (or an old torch) without the fused kernel
+        return torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
+
+
 def resolve_device(device: str) -> torch.device:
     if device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -143,7 +158,7 @@ class Trainer:
                       f"restarting it from the warm start, step 0", file=sys.stderr)
                 ckpt.clear_run(out)
         self._build_models(resumed)
-        self.opt = torch.optim.AdamW(lora.trainable(self.policy), lr=cfg.lr, weight_decay=cfg.weight_decay)
+        self.opt = adamw(lora.trainable(self.policy), lr=cfg.lr, weight_decay=cfg.weight_decay)
         if resumed:
             self._load_checkpoint()
         elif out is not None:
