@@ -204,3 +204,30 @@ def test_decoding_cache_gives_the_same_samples_as_transformers_cache(setup, monk
     assert torch.equal(runs[0].sampler_logp, runs[1].sampler_logp)
     cache = ours(model, 4)
     assert all(type(layer).__name__ == "_RoomLayer" for layer in cache.layers)
+
+
+def test_lora_sampler_merges_the_adapters_exactly(setup):
+    """The sampling copy of a LoRA policy is the base model with W + (α/r)·B·A merged in, re-merged by sync."""
+    from types import SimpleNamespace
+
+    from peft import get_peft_model
+
+    from grpo_lab.lm import lora
+    from grpo_lab.lm.rollout import Bf16Sampler
+
+    tok, _, ro = setup
+    base = make_model(tok, seed=6, hidden=32, intermediate=64, layers=2, heads=2)
+    policy = get_peft_model(base, lora.peft_config(SimpleNamespace(lora_rank=4, lora_alpha=None))).eval()
+    sampler = Bf16Sampler(policy, dtype=torch.float32)
+    assert not lora.is_lora(sampler.model) and len(lora.adapted_layers(policy)) == 2 * len(lora.TARGETS)
+    with torch.no_grad():                           # B = 0 at init: move every adapter, as training would
+        for p in policy.parameters():
+            if p.requires_grad:
+                p.add_(0.3 * torch.randn(p.shape, generator=torch.Generator().manual_seed(p.numel())))
+    ids = torch.cat([ro.prompt_ids[:1], ro.response_ids[:1]], 1)
+    want = policy(input_ids=ids).logits
+    stale = sampler.model(input_ids=ids).logits
+    assert (want - stale).abs().max() > 1e-2         # before sync the copy holds the old adapters
+    got = sampler.sync(policy)(input_ids=ids).logits
+    torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-5)
+    assert all(not p.requires_grad for p in sampler.model.parameters())

@@ -66,6 +66,22 @@ def is_lora(model) -> bool:
     return hasattr(model, "peft_config")
 
 
+def adapted_layers(model) -> list:
+    """(name, layer) of every adapted linear layer, named as in the merged plain model."""
+    from peft.tuners.lora import LoraLayer
+
+    return [(name, m) for name, m in model.get_base_model().named_modules() if isinstance(m, LoraLayer)]
+
+
+def merged_weight(layer):
+    """W + ΔW of one adapted layer: its frozen weight plus each active adapter's (α/r)·B·A (peft's delta)."""
+    w = layer.get_base_layer().weight
+    for name in layer.active_adapters:
+        if name in layer.lora_A:
+            w = w + layer.get_delta_weight(name).to(w.dtype)
+    return w
+
+
 def trainable(model):
     """The parameters the optimiser updates (the adapters under LoRA, else all)."""
     return [p for p in model.parameters() if p.requires_grad]
