@@ -453,7 +453,8 @@ def length_buckets(lengths: Tensor, params: int) -> list:
     Measured on SmolLM2-135M, one thread, 4 prompts × G = 4 replies of 12–40 tokens (mean 21,
     as after training): one forward pads 16 × 40 = 640 positions for 329 reply tokens; three
     buckets (7, 7 and 2 replies) took the reference forward, the policy forward and the backward
-    from 13.4 to 8.7 s in fp32 and from 21.0 to 14.8 s under bf16 autocast (medians of 2 repeats).
+    from 13.4 to 8.7 s in fp32 and from 21.0 to 14.8 s under bf16 autocast (medians of 2 repeats,
+    one batch; under LoRA the adapters count as parameters too and the same batch splits in 4).
     Each bucket adds a weight-gradient pass to the backward; the cost per bucket is meant to
     cover it (an estimate, not measured apart).
     The tiny model (≈ 0.9 M parameters) never splits: a forward costs it more than any padding
