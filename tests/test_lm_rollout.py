@@ -189,13 +189,13 @@ def test_length_buckets_are_a_cheaper_partition_into_runs_of_lengths(lengths, pa
 
 
 def test_decoding_cache_gives_the_same_samples_as_transformers_cache(setup, monkeypatch):
-    from grpo_lab.lm import rollout
+    from grpo_lab.lm import kv_cache
 
     tok, model, _ = setup
     ids, mask = encode_prompts(tok, PROBLEMS)
-    runs, ours = [], rollout._decoding_cache
-    for make in (ours, lambda m, room: rollout._new_cache(m)):
-        monkeypatch.setattr(rollout, "_decoding_cache", make)
+    runs, ours = [], kv_cache.decoding_cache
+    for make in (ours, lambda m, room: kv_cache.new_cache(m)):
+        monkeypatch.setattr(kv_cache, "decoding_cache", make)
         ro = sample(model, ids, mask, G=4, max_new=12, temperature=1.0, eos_id=-1, pad_id=tok.pad_token_id,
                     generator=torch.Generator().manual_seed(3))
         runs.append(ro)
@@ -203,7 +203,7 @@ def test_decoding_cache_gives_the_same_samples_as_transformers_cache(setup, monk
     assert torch.equal(runs[0].response_ids, runs[1].response_ids)
     assert torch.equal(runs[0].sampler_logp, runs[1].sampler_logp)
     cache = ours(model, 4)
-    assert all(type(layer).__name__ == "_RoomLayer" for layer in cache.layers)
+    assert all(type(layer).__name__ == "RoomLayer" for layer in cache.layers)
 
 
 def test_lora_sampler_merges_the_adapters_exactly(setup):

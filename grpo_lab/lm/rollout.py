@@ -23,7 +23,7 @@ Doing no work the recipe does not need:
   and gathers the result back to all B rows (exact, gradients included).
 * **KV cache while sampling**, stopping as soon as every response has emitted EOS; its
   buffers have room for the whole reply, so a token is written in place instead of copying
-  the cache (:class:`_RoomLayer`).
+  the cache (:class:`grpo_lab.lm.kv_cache.RoomLayer`).
 * **No padding the batch does not need.** Replies of one batch differ in length; the
   reference and policy forwards run them in buckets of similar length, each padded to its
   own longest (:func:`length_buckets`), where that is cheaper than one padded forward.
@@ -37,12 +37,13 @@ does the same); with temperature 1 they are the model's own.
 from __future__ import annotations
 
 import contextlib
-import inspect
 from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
-from transformers import DynamicCache
+
+from grpo_lab.lm import kv_cache
+from grpo_lab.lm.kv_cache import base_model, cache_kw, new_cache
 
 Tensor = torch.Tensor
 
@@ -99,91 +100,6 @@ class Rollout:
                        torch.cat([p.lengths for p in parts]), torch.cat([p.truncated for p in parts]),
                        None if any(p.sampler_logp is None for p in parts) else
                        torch.cat([rpad(p.sampler_logp, T, 0.0) for p in parts]))
-
-
-# ---------------------------------------------------------------------------------
-# transformers version differences (cache argument name, cache constructor)
-# ---------------------------------------------------------------------------------
-_CACHE_ARG: dict[type, str] = {}
-
-
-def _base(model):
-    """The transformers model under a peft wrapper (LoRA, :mod:`grpo_lab.lm.lora`), else ``model``."""
-    get = getattr(model, "get_base_model", None)
-    return get() if callable(get) else model
-
-
-def _cache_kw(model, cache) -> dict:
-    cls = type(model)
-    if cls not in _CACHE_ARG:
-        params = inspect.signature(_base(model).forward).parameters
-        _CACHE_ARG[cls] = "cache" if "cache" in params else "past_key_values"
-    return {_CACHE_ARG[cls]: cache, "use_cache": True}
-
-
-def _new_cache(model):
-    try:
-        return DynamicCache(config=model.config)
-    except TypeError:  # older transformers
-        return DynamicCache()
-
-
-try:
-    from transformers.cache_utils import DynamicLayer
-except ImportError:   # a transformers without per-layer caches: decoding keeps the default cache
-    DynamicLayer = None
-
-if DynamicLayer is not None:
-    class _RoomLayer(DynamicLayer):
-        """A :class:`DynamicLayer` whose keys and values sit in a buffer with ``room`` spare positions.
-
-        ``DynamicLayer.update`` appends by ``torch.cat``, which copies the whole cache at every
-        token: on SmolLM2-135M (30 layers, 16 responses × 40 tokens) ``cat`` was 18–23 % of the
-        profiled decoding time; with this layer decoding took 6–8 % less wall time (two runs).
-        Here a token is written in place and ``keys``/``values`` are views of the filled part
-        (the same values, so the same attention). A batch operation (repeat, select) leaves a
-        plain tensor; the next update moves it into a new buffer, one copy. Only what
-        :func:`sample` calls is handled: beam search's cache reordering is not.
-        """
-
-        _layer_type = None                       # never registered as transformers' default layer
-
-        def __init__(self, room: int):
-            super().__init__()
-            self.room = room
-            self._k = self._v = None             # (b, heads, capacity, head_dim) buffers, or None
-
-        def update(self, key_states, value_states, *args, **kwargs):
-            if not self.is_initialized:
-                self.lazy_initialization(key_states, value_states)
-            n = self.get_seq_length()
-            m = n + key_states.shape[-2]
-            if self._k is None or m > self._k.shape[-2]:
-                shape = (*key_states.shape[:-2], m + self.room, key_states.shape[-1])
-                k, v = key_states.new_empty(shape), value_states.new_empty(shape)
-                if n:
-                    k[..., :n, :], v[..., :n, :] = self.keys, self.values
-                self._k, self._v = k, v
-            self._k[..., n:m, :], self._v[..., n:m, :] = key_states, value_states
-            self.keys, self.values = self._k[..., :m, :], self._v[..., :m, :]
-            return self.keys, self.values
-
-        def batch_repeat_interleave(self, repeats: int) -> None:
-            super().batch_repeat_interleave(repeats)
-            self._k = self._v = None
-
-        def batch_select_indices(self, indices) -> None:
-            super().batch_select_indices(indices)
-            self._k = self._v = None
-
-
-def _decoding_cache(model, room: int):
-    """The KV cache for decoding ``room`` more tokens: in-place appends where transformers allows."""
-    cache = _new_cache(model)
-    layers = getattr(cache, "layers", None)
-    if DynamicLayer is not None and isinstance(layers, list):
-        cache.layers = [_RoomLayer(room) if type(layer) is DynamicLayer else layer for layer in layers]
-    return cache
 
 
 def autocast(device: torch.device | str, enabled: bool | str = True):
@@ -309,10 +225,10 @@ def _sample(model, prompt_ids, prompt_mask, G, max_new, temperature, eos_id, pad
     P, Lp = prompt_ids.shape
     B = P * G
     padded = bool((prompt_mask == 0).any())
-    cache = _decoding_cache(model, max_new)
+    cache = kv_cache.decoding_cache(model, max_new)
     with autocast(dev, amp):
         out = model(input_ids=prompt_ids, attention_mask=prompt_mask if padded else None,
-                    position_ids=_positions(prompt_mask), **_cache_kw(model, cache))
+                    position_ids=_positions(prompt_mask), **cache_kw(model, cache))
     cache.batch_repeat_interleave(G)
     logits = out.logits[:, -1].repeat_interleave(G, dim=0)                    # (B, V)
     attn = prompt_mask.repeat_interleave(G, dim=0) if padded else None         # (B, Lp)
@@ -340,7 +256,7 @@ def _sample(model, prompt_ids, prompt_mask, G, max_new, temperature, eos_id, pad
             attn = torch.cat([attn, torch.ones((B, 1), dtype=attn.dtype, device=dev)], dim=1)
         with autocast(dev, amp):
             out = model(input_ids=tok[:, None], attention_mask=attn, position_ids=pos + t,
-                        **_cache_kw(model, cache))
+                        **cache_kw(model, cache))
         logits = out.logits[:, -1]
     tokens = tokens[:, :T]
     is_eos = tokens == eos_id
@@ -399,18 +315,18 @@ def token_logp(model, ro: Rollout, *, temperature: float = 1.0, entropy: bool = 
     lengths = ro.lengths if inverse is None else \
         torch.zeros(U, dtype=ro.lengths.dtype, device=dev).scatter_(0, inverse, ro.lengths)   # (U,)
     buckets = length_buckets(lengths, n_params(model))
-    cache = _new_cache(model)
+    cache = new_cache(model)
     parts = []
     with autocast(dev, amp):
         if Lp > 1:   # prefix: every prompt token but the last, once per prompt
             pm = ro.prompt_mask[:, :-1]
             model(input_ids=ro.prompt_ids[:, :-1], attention_mask=pm if padded else None,
-                  position_ids=_positions(pm), **_cache_kw(model, cache))
+                  position_ids=_positions(pm), **cache_kw(model, cache))
         for idx in buckets:                     # None = every row, as sampled (one bucket)
             b_rows = rows if idx is None else rows[idx]                        # (n,) prompt of each row
             Tb = T if idx is None else int(lengths[idx].max())                 # the bucket's longest response
             b_resp = resp if idx is None else resp[idx, :Tb]                   # (n, Tb)
-            b_cache = _cache_rows(model, cache, b_rows, last=idx is None or idx is buckets[-1])
+            b_cache = kv_cache.cache_rows(model, cache, b_rows, last=idx is None or idx is buckets[-1])
             # suffix: [last prompt token, o_1 … o_{Tb−1}] predicts o_1 … o_Tb, per (distinct) response
             suffix = torch.cat([ro.prompt_ids[b_rows, -1:], b_resp[:, :-1]], 1)   # (n, Tb)
             pos = (plen - 1)[b_rows][:, None] + torch.arange(Tb, device=dev)[None, :]
@@ -418,7 +334,7 @@ def token_logp(model, ro: Rollout, *, temperature: float = 1.0, entropy: bool = 
             if padded:
                 n = b_rows.shape[0]
                 attn = torch.cat([ro.prompt_mask[b_rows], torch.ones((n, Tb), dtype=ro.prompt_mask.dtype, device=dev)], 1)
-            out = model(input_ids=suffix, attention_mask=attn, position_ids=pos, **_cache_kw(model, b_cache))
+            out = model(input_ids=suffix, attention_mask=attn, position_ids=pos, **cache_kw(model, b_cache))
             parts.append(_gathered(out.logits, b_resp, temperature, entropy, None))
     if buckets == [None]:
         tl = parts[0]
@@ -491,23 +407,6 @@ def n_params(model) -> int:
     return sum(p.numel() for p in model.parameters())
 
 
-def _cache_rows(model, cache, rows: Tensor, *, last: bool):
-    """The prefix cache for ``rows`` (one prompt index per row); ``last``: the cache itself may be used up.
-
-    Without a prefix (one-token prompts) the cache is empty: a new one per forward.
-    """
-    if cache.get_seq_length() == 0:
-        return _new_cache(model) if not last else cache
-    if last:
-        cache.batch_select_indices(rows)                                       # (P, …) -> (n, …)
-        return cache
-    data = [(layer.keys[rows], layer.values[rows]) for layer in cache.layers]
-    try:
-        return DynamicCache(ddp_cache_data=data, config=model.config)
-    except TypeError:
-        return DynamicCache(ddp_cache_data=data)
-
-
 def enable_checkpointing(model) -> None:
     """Turn on activation (gradient) checkpointing (transformers ≥ 5 renamed the method)."""
     (getattr(model, "activation_checkpointing_enable", None) or model.gradient_checkpointing_enable)()
@@ -515,7 +414,7 @@ def enable_checkpointing(model) -> None:
 
 def _checkpointing(model) -> bool:
     """Is activation (gradient) checkpointing on? (transformers ≥ 5 renamed the attribute.)"""
-    model = _base(model)
+    model = base_model(model)
     on = getattr(model, "is_activation_checkpointing", None)
     return bool(getattr(model, "is_gradient_checkpointing", False) if on is None else on)
 
