@@ -216,7 +216,7 @@ def main(argv=None) -> dict:
         "config": {"model": cfg.model or f"tiny-{cfg.arch}-{cfg.hidden}x{cfg.layers}", "G": cfg.G,
                    "prompts": cfg.prompts_per_step, "max_new": cfg.max_new, "beta": cfg.beta, "threads": cfg.threads,
                    "threads_seen": timed[-1]["threads"], "preset": cfg.preset, "mu": cfg.mu,
-                   "levels": ",".join(map(str, cfg.levels)),
+                   "levels": ",".join(map(str, cfg.chat_levels if chat else cfg.levels)),   # the task's own levels
                    "device": str(trainer.accelerator.device), "params": sum(p.numel() for p in model.parameters()),
                    "loss_type": kw["loss_type"], "bf16": targs.bf16, "gradient_checkpointing": False,
                    "task": "chat" if chat else "addition", "temperature": cfg.temperature},

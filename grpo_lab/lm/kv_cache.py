@@ -1,7 +1,8 @@
 """The key/value cache of :mod:`grpo_lab.lm.rollout`, across transformers versions.
 
-* :func:`cache_kw`, :func:`new_cache`: the cache argument's name and constructor differ between
-  transformers 4.x and 5.x; these hide that.
+* :func:`cache_kw`, :func:`new_cache`: the cache argument's name (``past_key_values`` in 4.x and
+  early 5.x, ``cache`` in 5.24) and the cache's constructor differ between transformers versions;
+  these hide that.
 * :class:`RoomLayer`, :func:`decoding_cache`: a decoding cache whose buffers have room for the
   whole reply, so a token is written in place instead of copying the cache.
 * :func:`cache_rows`: the shared prompt cache selected for some rows (a length bucket).
@@ -15,7 +16,7 @@ from transformers import DynamicCache
 
 Tensor = torch.Tensor
 
-_CACHE_ARG: dict[type, str] = {}   # model class -> "cache" or "past_key_values"
+_CACHE_ARG: dict[type, str] = {}   # transformers model class -> "cache" or "past_key_values"
 
 
 def base_model(model):
@@ -26,7 +27,7 @@ def base_model(model):
 
 def cache_kw(model, cache) -> dict:
     """``{name: cache, "use_cache": True}`` with the name this model's ``forward`` takes."""
-    cls = type(model)
+    cls = type(base_model(model))                    # a peft wrapper's name depends on the model under it
     if cls not in _CACHE_ARG:
         params = inspect.signature(base_model(model).forward).parameters
         _CACHE_ARG[cls] = "cache" if "cache" in params else "past_key_values"
@@ -51,12 +52,14 @@ if DynamicLayer is not None:
         """A :class:`DynamicLayer` whose keys and values sit in a buffer with ``room`` spare positions.
 
         ``DynamicLayer.update`` appends by ``torch.cat``, which copies the whole cache at every
-        token: on SmolLM2-135M (30 layers, 16 responses × 40 tokens) ``cat`` was 18–23 % of the
-        profiled decoding time; with this layer decoding took 6–8 % less wall time (two runs).
+        token: on SmolLM2-135M (30 layers, 16 responses × 40 tokens; one machine, a 2-core Intel Xeon
+        without AMX, one thread) ``cat`` was 18–23 % of the profiled decoding time; with this layer
+        decoding took 6–8 % less wall time (two runs).
         Here a token is written in place and ``keys``/``values`` are views of the filled part
         (the same values, so the same attention). A batch operation (repeat, select) leaves a
         plain tensor; the next update moves it into a new buffer, one copy. Only what
-        :func:`grpo_lab.lm.rollout.sample` calls is handled: beam search's cache reordering is not.
+        :func:`grpo_lab.lm.rollout.sample` calls is handled: beam search's ``reorder_cache``, and
+        ``reset`` followed by another batch size, are not.
         """
 
         _layer_type = None                       # never registered as transformers' default layer
