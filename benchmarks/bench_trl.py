@@ -74,14 +74,22 @@ class ChatReward:
         return out
 
 
-def chat_dataset(task, n: int, seed: int):
+def _row(p, chat: bool) -> dict:
+    return {"level": p.level, "numbers": list(p.numbers)} if chat else {"level": p.level, "a": p.a, "b": p.b}
+
+
+def _key(row) -> tuple:
+    """A problem's identity in a dataset row: its level and operands."""
+    nums = row["numbers"] if "numbers" in row else (row["a"], row["b"])
+    return int(row["level"]), tuple(int(x) for x in nums)
+
+
+def chat_dataset(problems):
     """A conversational dataset (TRL applies the tokenizer's chat template, as our loop does)."""
-    import numpy as np
     from datasets import Dataset
 
-    probs = task.sample(n, np.random.default_rng(seed), stratified=True)
     return Dataset.from_list([{"prompt": p.messages(), "answer": p.answer, "numbers": list(p.numbers),
-                               "level": p.level} for p in probs])
+                               "level": p.level} for p in problems])
 
 
 class _PhaseTimer:
@@ -123,7 +131,10 @@ def main(argv=None) -> dict:
     from grpo_lab.lm import pretrained
     from grpo_lab.lm.chat_tasks import ChatTask, task_for
     from grpo_lab.lm.rollout import amp_mode
-    from grpo_lab.lm.trl_compat import build_dataset, export_policy, reward_functions
+    from datasets import Dataset
+
+    from grpo_lab.lm.sampling import first_round_problems
+    from grpo_lab.lm.trl_compat import export_policy, reward_functions, rows_for
 
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
@@ -135,12 +146,14 @@ def main(argv=None) -> dict:
     else:
         model, tok = load_model(str(export_policy(cfg, Path(tmp.name) / "policy")))   # fp32, sdpa
     task, _ = task_for(cfg, tok)
-    n_rows = cfg.prompts_per_step * (n_steps + 2)
+    # the prompts our trainer asks at steps 1, 2, … in the same order (TRL's shuffling is off below),
+    # so both sides answer the same questions step for step (and two steps more, in case TRL reads ahead)
+    problems = first_round_problems(task, cfg, n_steps + 2)
     chat = isinstance(task, ChatTask)
     if chat:
-        dataset, rewards = chat_dataset(task, n_rows, cfg.seed), [ChatReward(task, tok)]
+        dataset, rewards = chat_dataset(problems), [ChatReward(task, tok)]
     else:
-        dataset = build_dataset(task, n_rows, seed=cfg.seed)
+        dataset = Dataset.from_list(rows_for(problems))
         rewards = reward_functions(task, tok, overlong_buffer=cfg.overlong_buffer or None, max_new=cfg.max_new)
     kw = to_trl_kwargs(cfg)
     bf16 = amp_mode(cfg.bf16, cfg.cpu_bf16, cfg.device, pretrained=cfg.model is not None) == "always"
@@ -148,7 +161,8 @@ def main(argv=None) -> dict:
         kw["bf16"] = True
     targs = trl.GRPOConfig(
         output_dir=str(Path(tmp.name) / "out"), report_to=[], save_strategy="no", logging_steps=10**9,
-        disable_tqdm=True, gradient_checkpointing=False, dataloader_num_workers=0, use_vllm=False, **kw)
+        disable_tqdm=True, gradient_checkpointing=False, dataloader_num_workers=0, use_vllm=False,
+        shuffle_dataset=False, **kw)
     peft_config = None
     if cfg.lora_rank:                           # the same adapters as grpo_lab.lm.lora (TRL takes a peft_config)
         from grpo_lab.lm.lora import peft_config as lora_config
@@ -178,9 +192,13 @@ def main(argv=None) -> dict:
     steps, rewards_seen = [], []
     calc = trainer._calculate_rewards
 
+    asked = []                                         # the problems TRL's steps answered, in order
+
     def recording_rewards(*a, **k):
         r = calc(*a, **k)
         rewards_seen.append(float(r[:, 0].mean()))
+        inputs = k.get("inputs", a[0] if a else [])
+        asked.extend(_key(row) for row in inputs[::cfg.G])   # one row per group of G completions
         return r
 
     trainer._calculate_rewards = recording_rewards
@@ -227,6 +245,8 @@ def main(argv=None) -> dict:
         "tokens_per_s": round(sum(s["tokens"] for s in timed) / sum(walls), 2),
         "mean_response_len": round(statistics.mean(s["tokens"] for s in timed) / B, 3),
         "reward_mean": round(statistics.mean(rewards_seen[args.warmup:]), 4),
+        # True when every step answered the prompts grpo_lab's trainer asks at that step
+        "same_prompts_as_grpo_lab": asked == [_key(_row(p, chat)) for p in problems[:len(asked)]] and bool(asked),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "phases_s": phases,
     }

@@ -129,6 +129,21 @@ def test_last_samples_describe_the_step(cfg):
     assert all(p.endswith("=") for p in df["prompt"])
 
 
+def test_first_round_problems_are_the_prompts_the_trainer_asks(cfg):
+    # bench_trl.py gives TRL these rows in order, so both sides answer the same questions step for step
+    from grpo_lab.lm.sampling import first_round_problems
+
+    tr = Trainer(cfg.replace(steps=3))
+    asked = []
+    for _ in range(3):
+        tr.step()
+        asked += tr.last_samples["prompt"].tolist()[::cfg.G]
+    expected = [p.prompt for p in first_round_problems(tr.task, tr.cfg, 3)]
+    assert asked == expected and len(set(expected)) > cfg.prompts_per_step     # the steps differ, too
+    other = [p.prompt for p in first_round_problems(tr.task, tr.cfg.replace(seed=tr.cfg.seed + 1), 3)]
+    assert other != expected
+
+
 def test_last_samples_mark_dropped_groups_with_nan_adv(cfg):
     tr = Trainer(GRPOConfig.preset("dapo", cache_dir=cfg.cache_dir, steps=1, max_sampling_rounds=3, **TINY))
     row = tr.step()

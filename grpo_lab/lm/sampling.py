@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import torch
 
 from grpo_lab.advantages import degenerate_mask
 from grpo_lab.lm.evaluation import Scored, encode_prompts, score
@@ -85,12 +86,32 @@ class StepSample:
                              "truncated": np.concatenate(trunc).astype(bool)})
 
 
+def step_rngs(seed: int, step: int, device="cpu"):
+    """(numpy rng, torch generator) of GRPO step ``step`` (1-based): a pure function of (seed, step),
+    so resuming needs no RNG state. The rng draws the step's problems, the generator its samples."""
+    rng = np.random.default_rng([seed, step, 17])
+    gen = torch.Generator(device=device).manual_seed(int(rng.integers(2**62)))
+    return rng, gen
+
+
+def draw_problems(task, P: int, rng) -> list[Problem]:
+    """The P prompts of one sampling round (every level at every step: stratified)."""
+    return task.sample(P, rng, stratified=True)
+
+
+def first_round_problems(task, cfg, steps: int) -> list[Problem]:
+    """The prompts of the first sampling round of steps 1 … ``steps``, in order: what the trainer
+    asks at those steps without dynamic sampling (``benchmarks/bench_trl.py`` gives TRL the same)."""
+    return [p for step in range(1, steps + 1)
+            for p in draw_problems(task, cfg.prompts_per_step, step_rngs(cfg.seed, step)[0])]
+
+
 def sample_step(policy, tok, task, cfg, rng, gen, timer, device, amp: bool) -> StepSample:
     """Steps 1–2 for one GRPO step: sampling rounds until the loss has its groups (see the module docstring)."""
     P, G = cfg.prompts_per_step, cfg.G
     rounds, n_tokens, n_kept = [], 0, 0
     while True:
-        problems = task.sample(P, rng, stratified=True)
+        problems = draw_problems(task, P, rng)
         ids, pmask = encode_prompts(tok, problems, device)
         policy.eval()
         with timer("sample"):

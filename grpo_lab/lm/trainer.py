@@ -59,7 +59,7 @@ from grpo_lab.lm.metrics import (CONDITIONAL_COLUMNS, METRICS, TIMING_COLUMNS, T
                                  metrics_markdown, sampling_metrics)
 from grpo_lab.lm.model import make_model
 from grpo_lab.lm.rollout import Bf16Sampler, Rollout, amp_mode, enable_checkpointing, token_logp
-from grpo_lab.lm.sampling import sample_step
+from grpo_lab.lm.sampling import sample_step, step_rngs
 from grpo_lab.lm.tasks import AdditionTask
 from grpo_lab.lm.tokenizer import char_tokenizer
 from grpo_lab.lm.warmstart import SFTConfig, default_cache_dir, warm_start
@@ -228,9 +228,7 @@ class Trainer:
 
     # -- randomness: a pure function of (seed, step), so resuming needs no RNG state --------
     def _rngs(self, step: int):
-        rng = np.random.default_rng([self.cfg.seed, step, 17])
-        gen = torch.Generator(device=self.device).manual_seed(int(rng.integers(2**62)))
-        return rng, gen
+        return step_rngs(self.cfg.seed, step, self.device)
 
     # -- one GRPO step: the six steps of seed 000 §5 --------------------------------------
     def step(self) -> dict:

@@ -51,7 +51,11 @@ def problem_rows(task: AdditionTask, n: int, seed: int = 0) -> list[dict]:
         raise TypeError(f"task must be an AdditionTask, got {type(task).__name__}")
     n = _checks.integer("n", n, low=1)
     seed = _checks.integer("seed", seed, low=0)
-    problems = task.sample(n, np.random.default_rng(seed))
+    return rows_for(task.sample(n, np.random.default_rng(seed)))
+
+
+def rows_for(problems: list) -> list[dict]:
+    """Addition problems as the rows of :func:`build_dataset` (``prompt, answer, level, a, b``)."""
     return [{"prompt": p.prompt, "answer": p.answer, "level": p.level, "a": p.a, "b": p.b} for p in problems]
 
 
