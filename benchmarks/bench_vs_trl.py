@@ -3,7 +3,9 @@
 Runs ``bench_loop.py`` and ``bench_trl.py`` alternately (``--rounds`` times each, each in a
 fresh process, the same flags) so that a drifting machine load hits both alike, then prints
 one JSON line: every run's median s/step (wall and CPU), the median over rounds, and the
-ratio grpo_lab / TRL (issue 6's goal: ≤ 0.8 on the same machine in the same run).
+ratio grpo_lab / TRL (issue 6's goal: ≤ 0.8 on the same machine in the same run). Both sides
+answer the same prompts step for step (``same_prompts``: TRL's dataset is the trainer's draws in
+order, unshuffled; before 2026-12-03 the two sides drew different problems).
 
     python benchmarks/bench_vs_trl.py                       # comparison config, 3 rounds
     python benchmarks/bench_vs_trl.py --rounds 5 --steps 30 -- --G 16   # extra flags after --
@@ -67,7 +69,11 @@ def main(argv=None) -> dict:
                 "mean_response_len": med(r["mean_response_len"] for r in runs)}
 
     a, b = summary(ours), summary(trl)
-    out = {"config": ours[0]["config"], "trl": trl[0].get("framework"), "rounds": args.rounds, "grpo_lab": a, "TRL": b,
+    same = all(r.get("same_prompts_as_grpo_lab") for r in trl)
+    if not same:
+        print("warning: TRL did not answer the prompts grpo_lab's trainer asked (see bench_trl.py)", file=sys.stderr)
+    out = {"config": ours[0]["config"], "trl": trl[0].get("framework"), "rounds": args.rounds,
+           "same_prompts": same, "grpo_lab": a, "TRL": b,
            "ratio_wall": round(a["median_wall_s"] / b["median_wall_s"], 3),
            "ratio_cpu": round(a["median_cpu_s"] / b["median_cpu_s"], 3)}
     print(json.dumps(out))
