@@ -136,6 +136,13 @@ def main(argv=None) -> int:
     if args.copy_only:
         return 0
     cmd = lab_command(args.folder, zh=args.zh, extra=[*(["--no-browser"] if args.no_browser else []), *extra])
+    if os.name == "posix":
+        # Become JupyterLab rather than wait for it: a signal to this process (a closed terminal,
+        # a job manager's SIGTERM) then reaches the server itself, and no orphaned server is left
+        # holding the port. (Ctrl-C already reached both: it goes to the terminal's process group.)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.execv(cmd[0], cmd)
     try:
         return subprocess.call(cmd)
     except KeyboardInterrupt:

@@ -54,7 +54,7 @@ def lab_server(tmp_path):
         env = {**(os.environ if env is None else env), "JUPYTER_RUNTIME_DIR": str(tmp_path / "lab-runtime")}
         log = open(tmp_path / f"lab-{len(running)}.log", "w+")
         proc = subprocess.Popen(argv_for(flags), cwd=cwd, stdout=log, stderr=subprocess.STDOUT, env=env)
-        running.append((proc, log))
+        running.append((proc, log, port))
         for _ in range(240):
             if proc.poll() is not None:
                 break
@@ -68,7 +68,8 @@ def lab_server(tmp_path):
         pytest.fail(f"{argv_for(flags)[0]} exited with {proc.poll()} or never answered {path}:\n{log.read()[-3000:]}")
 
     yield serve
-    for proc, log in running:
+    left = []
+    for proc, log, port in running:
         proc.terminate()
         try:
             proc.wait(timeout=20)
@@ -76,3 +77,28 @@ def lab_server(tmp_path):
             proc.kill()
             proc.wait()
         log.close()
+        for _ in range(20):                    # the server must stop with the process the test started
+            left = _servers_on(port)
+            if not left:
+                break
+            time.sleep(0.5)
+        for pid in left:
+            os.kill(pid, 9)
+        if left:
+            pytest.fail(f"stopping {proc.args[0]} left the JupyterLab server on port {port} running "
+                        f"(pid {left}): a signal to the launcher must reach the server")
+
+
+def _servers_on(port: int) -> list[int]:
+    """PIDs of processes started with ``--ServerApp.port=port`` (Linux /proc; elsewhere none are seen)."""
+    from pathlib import Path
+
+    out = []
+    for d in Path("/proc").glob("[0-9]*"):
+        try:
+            argv = (d / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if f"--ServerApp.port={port}".encode() in argv:
+            out.append(int(d.name))
+    return out

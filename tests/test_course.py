@@ -93,6 +93,22 @@ def test_lab_command_allow_root_zh_and_passthrough(tmp_path):
     assert course.lab_command(tmp_path)[3] == str(tmp_path)
 
 
+@pytest.mark.skipif(os.name != "posix", reason="POSIX exec")
+def test_lab_becomes_jupyterlab_so_signals_reach_the_server(tmp_path, monkeypatch, capsys):
+    calls = []
+
+    def fake_execv(path, argv):
+        calls.append((path, argv))
+        raise SystemExit(0)                       # execv does not return
+
+    monkeypatch.setattr(course.os, "execv", fake_execv)
+    monkeypatch.setattr(course.subprocess, "call", lambda *a, **k: pytest.fail("waited on a child process"))
+    with pytest.raises(SystemExit):
+        course.main([str(tmp_path / "c"), "--no-browser", "--port=8899"])
+    want = course.lab_command(tmp_path / "c", extra=["--no-browser", "--port=8899"])
+    assert calls == [(want[0], want)]
+
+
 def test_copy_only_through_python_m(tmp_path, capsys):
     assert cli(["lab", str(tmp_path / "x"), "--copy-only"]) == 0
     assert "copied to" in capsys.readouterr().out
