@@ -11,10 +11,9 @@ from __future__ import annotations
 import argparse
 
 # The comparison configuration of issue 6 (GRPOConfig field -> default).
-# lr_warmup = 0: TRL's warm-up runs one step behind ours (its first step gets lr 0; handoff's lr row),
-# so with a warm-up the timed steps would sample from policies at different points: measured on
-# SmolLM2-135M, our first update (lr/10) shortened the next replies from ≈ 33 to 21-25 tokens while
-# TRL's (lr 0) left them at ≈ 34. Without a warm-up both take the same lr at every step.
+# lr_warmup = 0: TRL's warm-up runs one step behind ours (its first step gets lr 0, ours lr/N;
+# handoff's lr row), so with a warm-up the timed steps would sample from policies at different
+# points. Without a warm-up both take the same lr at every step (docs/lm.md, "Speed").
 DEFAULTS = dict(preset="grpo", G=8, prompts_per_step=8, max_new=16, beta=0.04, threads=1, levels=(2,), mu=1,
                 device="cpu", warmstart_steps=1000, seed=0, progress=False, kl_metric=False, lr_warmup=0)
 
