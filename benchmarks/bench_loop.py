@@ -59,7 +59,7 @@ def main(argv=None) -> dict:
         "config": {"model": cfg.model or f"tiny-{cfg.arch}-{cfg.hidden}x{cfg.layers}", "G": cfg.G,
                    "prompts": cfg.prompts_per_step, "max_new": cfg.max_new, "beta": cfg.beta, "threads": cfg.threads,
                    "preset": cfg.preset, "mu": cfg.mu, "dedup": cfg.dedup,
-                   "levels": ",".join(map(str, cfg.chat_levels if type(tr.task).__name__ == "ChatTask" else cfg.levels)),
+                   "levels": ",".join(map(str, tr.task.levels)),                 # the task's own levels
                    "device": str(tr.device), "task": type(tr.task).__name__, "amp": tr.amp,
                    "temperature": cfg.temperature,
                    "params": sum(p.numel() for p in tr.policy.parameters())},

@@ -74,10 +74,6 @@ class ChatReward:
         return out
 
 
-def _row(p, chat: bool) -> dict:
-    return {"level": p.level, "numbers": list(p.numbers)} if chat else {"level": p.level, "a": p.a, "b": p.b}
-
-
 def _key(row) -> tuple:
     """A problem's identity in a dataset row: its level and operands."""
     nums = row["numbers"] if "numbers" in row else (row["a"], row["b"])
@@ -234,7 +230,7 @@ def main(argv=None) -> dict:
         "config": {"model": cfg.model or f"tiny-{cfg.arch}-{cfg.hidden}x{cfg.layers}", "G": cfg.G,
                    "prompts": cfg.prompts_per_step, "max_new": cfg.max_new, "beta": cfg.beta, "threads": cfg.threads,
                    "threads_seen": timed[-1]["threads"], "preset": cfg.preset, "mu": cfg.mu,
-                   "levels": ",".join(map(str, cfg.chat_levels if chat else cfg.levels)),   # the task's own levels
+                   "levels": ",".join(map(str, task.levels)),                   # the task's own levels
                    "device": str(trainer.accelerator.device), "params": sum(p.numel() for p in model.parameters()),
                    "loss_type": kw["loss_type"], "bf16": targs.bf16, "gradient_checkpointing": False,
                    "task": "chat" if chat else "addition", "temperature": cfg.temperature},
@@ -246,7 +242,7 @@ def main(argv=None) -> dict:
         "mean_response_len": round(statistics.mean(s["tokens"] for s in timed) / B, 3),
         "reward_mean": round(statistics.mean(rewards_seen[args.warmup:]), 4),
         # True when every step answered the prompts grpo_lab's trainer asks at that step
-        "same_prompts_as_grpo_lab": asked == [_key(_row(p, chat)) for p in problems[:len(asked)]] and bool(asked),
+        "same_prompts_as_grpo_lab": bool(asked) and asked == [_key(row) for row in dataset][:len(asked)],
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "phases_s": phases,
     }

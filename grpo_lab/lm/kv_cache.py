@@ -102,8 +102,6 @@ def decoding_cache(model, room: int):
     return cache
 
 
-
-
 def cache_rows(model, cache, rows: Tensor, *, last: bool):
     """The prefix cache for ``rows`` (one prompt index per row); ``last``: the cache itself may be used up.
 
