@@ -130,13 +130,23 @@ _STUDY = {"en": re.compile(r"\*\*Study time:\*\* about (\d+) min"), "zh": re.com
 NOTES_BOX = {"en": "Where the lecture notes are incomplete", "zh": "讲义不完整之处"}
 
 
+def language_of_first_cell(path) -> str:
+    """"zh" for a Chinese notebook's translated first cell; "en" for an English notebook, and for a
+    Chinese one whose first cell still waits for its translation (``metadata.zh.untranslated``)."""
+    if not is_chinese(path):
+        return "en"
+    nb = _read(path)
+    first = next((c for c in nb.cells if c.cell_type == "markdown" and not is_exercise_cell(c)), None)
+    return "en" if first is not None and first.metadata.get("zh", {}).get("untranslated") else "zh"
+
+
 def opening_problems(path) -> list[str]:
     """What the notebook's first markdown cell lacks of the three opening lines (empty: none lacking).
 
     The lines are ``**You will learn:** …``, ``**Why it matters:** …`` and ``**Study time:** about N
     minutes`` (in Chinese ``**你将学到：**``, ``**为什么重要：**``, ``**学习时间：**约 N 分钟``), with
     N = :func:`study_minutes`."""
-    lang = "zh" if is_chinese(path) else "en"
+    lang = language_of_first_cell(path)
     first = next((src for _, src in student_markdown(path)), "")
     problems = [f"no line starting {head}" for head in OPENING[lang] if head not in first]
     m = _STUDY[lang].search(first)

@@ -162,9 +162,14 @@ def _generated(cell, zh_source):
     return out
 
 
-def synced(en_nb, zh_nb=None, name="NAME.ipynb", generated=None):
+def synced(en_nb, zh_nb=None, name="NAME.ipynb", generated=None, stale="keep"):
     """The Chinese notebook that :func:`sync` writes for ``en_nb`` (``zh_nb``: the old one;
-    ``generated``: :func:`generated_translations` of the English notebook)."""
+    ``generated``: :func:`generated_translations` of the English notebook). ``stale="english"``
+    replaces a translation whose English cell changed by the new English text, flagged untranslated
+    (a student then reads the current lesson in English rather than an outdated one in Chinese);
+    ``"keep"`` keeps it, reported stale."""
+    if stale not in ("keep", "english"):
+        raise ValueError(f"stale must be 'keep' or 'english', got {stale!r}")
     generated = generated or {}
     old = [c for c in (zh_nb.cells if zh_nb is not None else []) if not is_language_cell(c)]
     en_md = [c for c in en_nb.cells if c.cell_type == "markdown"]
@@ -176,6 +181,8 @@ def synced(en_nb, zh_nb=None, name="NAME.ipynb", generated=None):
         elif generated.get(c.get("id"), (None,))[0] == c.source:
             cells.append(_generated(c, generated[c.id][1]))
         elif pairs[id(c)] is None:
+            cells.append(_untranslated(c))
+        elif stale == "english" and pairs[id(c)].metadata.get("zh", {}).get("source_sha") != source_sha(c.source):
             cells.append(_untranslated(c))
         else:
             cells.append(_kept(c, pairs[id(c)]))
@@ -245,14 +252,15 @@ def check(en_path, zh_file=None) -> list[Problem]:
     return problems
 
 
-def sync(folder="notebooks") -> list[Path]:
-    """Write ``folder/zh/NAME.ipynb`` for every ``folder/NAME.ipynb``; the files that changed."""
+def sync(folder="notebooks", stale="keep") -> list[Path]:
+    """Write ``folder/zh/NAME.ipynb`` for every ``folder/NAME.ipynb``; the files that changed
+    (``stale``: see :func:`synced`)."""
     changed = []
     for en_path in english_notebooks(folder):
         out_path = zh_path(en_path)
         en = nbformat.read(en_path, as_version=4)
         old = nbformat.read(out_path, as_version=4) if out_path.exists() else None
-        new = synced(en, old, en_path.name, generated_translations(en_path))
+        new = synced(en, old, en_path.name, generated_translations(en_path), stale=stale)
         if old is None or nbformat.writes(new) != nbformat.writes(old):
             out_path.parent.mkdir(parents=True, exist_ok=True)
             nbformat.write(new, out_path)

@@ -32,13 +32,16 @@ def main(argv=None) -> int:
     ap.add_argument("file", nargs="?", help="export/import: the text file (default: stdout/stdin)")
     ap.add_argument("--notebooks", default="notebooks", help="folder of the English notebooks (default: notebooks)")
     ap.add_argument("--report", action="store_true", help="sync: list what still needs translating afterwards")
+    ap.add_argument("--stale", choices=("keep", "english"), default="keep",
+                    help="sync: a translation whose English cell changed is kept and reported stale (keep, the "
+                         "default) or replaced by the new English text, flagged untranslated (english)")
     ap.add_argument("--only", nargs="*", help="export: only these notebooks (names without .ipynb)")
     ap.add_argument("--all", action="store_true", help="export: every markdown cell, not just the ones that need work")
     args = ap.parse_args(argv)
     if not Path(args.notebooks).is_dir():
         ap.error(f"--notebooks: {args.notebooks!r} is not a folder")
     if args.command == "sync":
-        for path in T.sync(args.notebooks):
+        for path in T.sync(args.notebooks, stale=args.stale):
             print(f"wrote {path}")
         return _print_report(args.notebooks) if args.report else 0
     if args.command == "report":

@@ -296,3 +296,21 @@ def test_generated_cells_take_the_generators_chinese_and_follow_its_changes(pair
     assert T.check(pair) == []
     T.sync(pair.parent)
     assert T.check(pair) == [] and nbformat.read(T.zh_path(pair), as_version=4).cells[-1].source == zh_text["test-generated"]
+
+
+def test_sync_can_replace_a_stale_translation_by_the_new_english(tmp_path):
+    """stale="english": a student reads the current English text, flagged untranslated, instead of a
+    translation of text that has changed; "keep" keeps the translation and check() calls it stale."""
+    en = nbformat.v4.new_notebook()
+    en.cells = [nbformat.v4.new_markdown_cell("new English", id="a1"), nbformat.v4.new_markdown_cell("same", id="b2")]
+    old = T.synced(en, None)
+    for cell in old.cells[1:]:
+        cell.source, cell.metadata["zh"] = "旧的中文", {"source_sha": T.source_sha("old English")}
+    old.cells[2].metadata["zh"]["source_sha"] = T.source_sha("same")
+    kept = T.synced(en, old, stale="keep")
+    assert [c.source for c in kept.cells[1:]] == ["旧的中文", "旧的中文"]
+    replaced = T.synced(en, old, stale="english")
+    assert [c.source for c in replaced.cells[1:]] == ["new English", "旧的中文"]
+    assert replaced.cells[1].metadata["zh"] == {"source_sha": T.source_sha("new English"), "untranslated": True}
+    with pytest.raises(ValueError, match="stale"):
+        T.synced(en, old, stale="drop")
