@@ -1,8 +1,8 @@
 """What a notebook asks of a student's time: reading words, study minutes, and text that is not for them.
 
-One source for the course's reading budget (issue 31): ``tests/test_reading.py`` holds every
-notebook (English and Chinese) to :data:`BUDGET`, the README's study-time column and each
-notebook's opening line "Study time" come from :func:`study_minutes`, and
+One source for the course's reading budget (issue 31): the per-notebook checks hold every
+notebook (English and Chinese) to :data:`BUDGET`, the opening line "Study time" comes from
+:func:`study_minutes`, and
 :data:`PROJECT_HISTORY` lists the words that belong to the project's own history (machines,
 sessions, commits, rebuilt files), which student text never needs.
 
@@ -27,17 +27,19 @@ from pathlib import Path
 
 import nbformat
 
+from grpo_lab.exercises import get as exercise
+from grpo_lab.exercises.notebooks import TAGS as EXERCISE_TAGS   # the tags of the generated exercise cells
+
 WORDS_PER_MINUTE = 200
 EXERCISE_MINUTES = {"predict": 2, "compute": 4, "implement": 10}
 WIDGET_MINUTES = 2
-# Markdown reading words per notebook (exercise cells excluded); 0 is the default for the rest.
+# Markdown reading words per notebook (exercise cells excluded); DEFAULT_BUDGET for the others.
 BUDGET = {"00": 1000, "06": 2500, "07": 2500, "08": 2500}
 DEFAULT_BUDGET = 2200
 ZH_SLACK = 1.10          # a translation may run 10 % over its original in counted words
 
 _CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
 _PANEL = re.compile(r"\b([A-Z][A-Za-z]*Panel)\(")
-EXERCISE_TAGS = {"exercise", "nav"}
 
 # Words about the project itself (its machines, sessions, commits, lost or rebuilt files, code
 # versions, CPU models): never in notebook prose. Case-insensitive regular expressions.
@@ -73,7 +75,7 @@ def _read(nb):
 
 
 def is_exercise_cell(cell) -> bool:
-    return bool(EXERCISE_TAGS & set(cell.get("metadata", {}).get("tags", [])))
+    return bool(set(EXERCISE_TAGS) & set(cell.get("metadata", {}).get("tags", [])))
 
 
 def student_markdown(nb) -> list[tuple[int, str]]:
@@ -100,8 +102,7 @@ def exercise_ids(nb) -> list[str]:
 
 
 def exercise_minutes(nb) -> int:
-    from grpo_lab.exercises import get              # lazily: the exercise registry imports more
-    return sum(EXERCISE_MINUTES[get(i).kind] for i in exercise_ids(nb))
+    return sum(EXERCISE_MINUTES[exercise(i).kind] for i in exercise_ids(nb))
 
 
 def widgets(nb) -> list[str]:
@@ -116,9 +117,9 @@ def widgets(nb) -> list[str]:
     return seen
 
 
-def study_minutes(path) -> int:
-    """Study time of the notebook at ``path``, to the nearest 5 minutes (see the module docstring)."""
-    nb = _read(path)
+def study_minutes(nb) -> int:
+    """Study time of a notebook (a path or a read notebook), to the nearest 5 minutes (see the module docstring)."""
+    nb = _read(nb)
     m = reading_words(nb) / WORDS_PER_MINUTE + exercise_minutes(nb) + WIDGET_MINUTES * len(widgets(nb))
     return max(5, 5 * round(m / 5))
 
@@ -130,12 +131,12 @@ _STUDY = {"en": re.compile(r"\*\*Study time:\*\* about (\d+) min"), "zh": re.com
 NOTES_BOX = {"en": "Where the lecture notes are incomplete", "zh": "讲义不完整之处"}
 
 
-def language_of_first_cell(path) -> str:
+def language_of_first_cell(path, nb=None) -> str:
     """"zh" for a Chinese notebook's translated first cell; "en" for an English notebook, and for a
     Chinese one whose first cell still waits for its translation (``metadata.zh.untranslated``)."""
     if not is_chinese(path):
         return "en"
-    nb = _read(path)
+    nb = _read(path if nb is None else nb)
     first = next((c for c in nb.cells if c.cell_type == "markdown" and not is_exercise_cell(c)), None)
     return "en" if first is not None and first.metadata.get("zh", {}).get("untranslated") else "zh"
 
@@ -146,11 +147,12 @@ def opening_problems(path) -> list[str]:
     The lines are ``**You will learn:** …``, ``**Why it matters:** …`` and ``**Study time:** about N
     minutes`` (in Chinese ``**你将学到：**``, ``**为什么重要：**``, ``**学习时间：**约 N 分钟``), with
     N = :func:`study_minutes`."""
-    lang = language_of_first_cell(path)
-    first = next((src for _, src in student_markdown(path)), "")
+    nb = _read(path)
+    lang = language_of_first_cell(path, nb)
+    first = next((src for _, src in student_markdown(nb)), "")
     problems = [f"no line starting {head}" for head in OPENING[lang] if head not in first]
     m = _STUDY[lang].search(first)
-    want = study_minutes(path)
+    want = study_minutes(nb)
     if m is None:
         problems.append(f"no study time in the form {_STUDY[lang].pattern!r}")
     elif int(m.group(1)) != want:
