@@ -27,10 +27,11 @@ every listed mistake named, hints bilingual, README list in sync).
 from __future__ import annotations
 
 import copy
+import importlib
+from collections.abc import Mapping
 
 import pandas as pd
 
-from grpo_lab.exercises import nb00, nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08, nb09
 from grpo_lab.exercises._feedback import Feedback, Hint, Reveal
 from grpo_lab.exercises._gate import reveal_after
 from grpo_lab.exercises._kinds import Compute, Exercise, Implement, Mistake, Predict
@@ -39,12 +40,54 @@ from grpo_lab.i18n import tr
 __all__ = ["catalog", "check", "hint", "solution", "reveal", "reveal_after", "case", "get", "by_notebook", "Feedback", "Hint", "Reveal", "Compute", "Exercise", "Implement", "Mistake", "Predict"]
 
 KIND = {"predict": "预测", "compute": "手算", "implement": "编程实现"}     # e.kind in the Chinese errors
-EXERCISES: dict[str, Exercise] = {}
-for _module in (nb00, nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08, nb09):
-    for _ex in _module.EXERCISES:
-        if _ex.id in EXERCISES:
-            raise RuntimeError(f"duplicate exercise id {_ex.id!r}")
-        EXERCISES[_ex.id] = _ex
+MODULES = ("nb00", "nb01", "nb02", "nb03", "nb04", "nb05", "nb06", "nb07", "nb08", "nb09")   # course order
+
+
+class _Registry(Mapping):
+    """Exercise id -> :class:`Exercise`, loading the ``nbNN`` modules only when asked.
+
+    Notebook 01's ``ex.check("bandit.…")`` imports nb00 and nb01, not nb06's language-model code
+    (transformers): a lookup loads the modules in course order until it finds the id, so what is
+    loaded is always a prefix of :data:`MODULES` and the order of the ids is the course order.
+    Iterating (``catalog()``, the tests) loads every module."""
+
+    def __init__(self):
+        self._by_id: dict[str, Exercise] = {}
+        self._loaded = 0
+
+    def _load_next(self) -> bool:
+        if self._loaded == len(MODULES):
+            return False
+        module = importlib.import_module(f"grpo_lab.exercises.{MODULES[self._loaded]}")
+        for e in module.EXERCISES:
+            if e.id in self._by_id:
+                raise RuntimeError(f"duplicate exercise id {e.id!r}")
+            self._by_id[e.id] = e
+        self._loaded += 1
+        return True
+
+    def load_until(self, notebook: str) -> None:
+        """Load the modules up to and including notebook ``NN``'s."""
+        want = MODULES.index(f"nb{notebook}") + 1 if f"nb{notebook}" in MODULES else len(MODULES)
+        while self._loaded < want and self._load_next():
+            pass
+
+    def __getitem__(self, exercise_id):
+        while exercise_id not in self._by_id:
+            if not isinstance(exercise_id, str) or not self._load_next():
+                raise KeyError(exercise_id)
+        return self._by_id[exercise_id]
+
+    def __iter__(self):
+        while self._load_next():
+            pass
+        return iter(self._by_id)
+
+    def __len__(self):
+        return sum(1 for _ in self)
+
+
+EXERCISES = _Registry()
 
 
 def get(exercise_id: str) -> Exercise:
@@ -58,8 +101,9 @@ def get(exercise_id: str) -> Exercise:
 
 
 def by_notebook(notebook: str) -> list[Exercise]:
-    """The exercises of notebook ``"NN"`` in the order the notebook shows them."""
-    return [e for e in EXERCISES.values() if e.notebook == notebook]
+    """The exercises of notebook ``"NN"`` in registry order (``nbNN.EXERCISES``)."""
+    EXERCISES.load_until(notebook)
+    return [e for e in EXERCISES._by_id.values() if e.notebook == notebook]
 
 
 def catalog() -> pd.DataFrame:

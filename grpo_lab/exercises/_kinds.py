@@ -23,45 +23,15 @@ from typing import Any, Callable, ClassVar
 import numpy as np
 
 from grpo_lab.exercises import _grad, _safety
+from grpo_lab.exercises._generic import MESSAGES as GENERIC, generic_mistake
 from grpo_lab.exercises._feedback import ERROR, FAILED, NOT_ATTEMPTED, PASSED, Feedback, Reveal
 from grpo_lab.i18n import Text, tr
 
 RTOL, ATOL = 1e-5, 1e-8      # implement: tight enough to see ε = 1e-4 left out
 LOOSE_RTOL, LOOSE_ATOL = 1e-3, 1e-5   # "right up to float32 rounding"
-NUMBER = Text("a number", "一个数")            # the answer forms of the compute exercises
-INTEGER = Text("an integer", "一个整数")
-
-
-def random_label(k: int, shape: str = "") -> Text:
-    """The label of the ``k``-th seeded random input (``shape`` e.g. "3×4"), in both languages."""
-    return Text(f"random #{k}" + (f" ({shape})" if shape else ""), f"随机 #{k}" + (f"（{shape}）" if shape else ""))
-
-
-PRECISION = Text("Your numbers are right to about 4 digits but not to float64 precision — did you compute in float32 "
-                 "(torch's default dtype, .float(), np.float32)? Keep the inputs' dtype (float64): the checker needs "
-                 "the precision to tell ε = 1e-4 apart.",
-                 "你的结果前 4 位左右是对的，但达不到 float64 的精度——是不是用 float32 算的（torch 的默认 dtype、"
-                 ".float()、np.float32）？请保持输入的 dtype（float64）：检查器需要这个精度才能分辨 ε = 1e-4。")
-
-
-def _fmt(x) -> str:
-    """Short printout of an input or output (arrays to 4 decimals)."""
-    if type(x).__module__.split(".")[0] == "torch":
-        x = _safety.to_float_array(x)
-    if isinstance(x, np.ndarray):
-        return np.array2string(x, precision=4, suppress_small=True, threshold=40, max_line_width=100)
-    if isinstance(x, float):
-        return f"{x:.6g}"
-    return repr(x)
-
+from grpo_lab.exercises._text import INTEGER, NUMBER, PRECISION, _fmt, _norm, random_label  # noqa: F401  (re-exported)
 
 _as_float_array = _safety.to_float_array
-
-
-def _norm(text: str) -> str:
-    """An option as typed: case, surrounding spaces and quotes, repeated spaces and a leading "the " do not matter."""
-    t = " ".join(text.strip().strip("\"'`").strip().lower().split())
-    return t[4:] if t.startswith("the ") else t
 
 
 @dataclass(frozen=True)
@@ -82,6 +52,11 @@ class Exercise:
             return self._check(answer)
         except _safety.CheckTimeout:        # a time limit that fired outside a student's call
             return self._fb(ERROR, tr("the check ran out of time.", "检查超时。"), ("timeout",))
+        except SystemExit as err:           # sys.exit()/exit() in a student's function
+            return self._fb(ERROR, tr(f"your code called sys.exit() (SystemExit: {err.code!r}), which stops a program "
+                                      "instead of giving an answer: return the result instead.",
+                                      f"你的代码调用了 sys.exit()（SystemExit：{err.code!r}），它会终止程序而不是给出答案："
+                                      "请用 return 返回结果。"), ("sys_exit",))
         except Exception as err:
             return self._fb(ERROR, tr(f"the checker could not read your answer ({type(err).__name__}: {err}). "
                                       f"Expected: {self._expects()}.",
@@ -157,6 +132,11 @@ class Predict(Exercise):
 
     def _check(self, answer) -> Feedback:
         if answer is None:
+            if "none" in self.accepted():
+                return self._fb(NOT_ATTEMPTED, tr(f"`{self.name}` is still None (Python's empty value). If you mean the "
+                                                  "option \"none\", write it as a string: \"none\".",
+                                                  f"`{self.name}` 还是 None（Python 的空值）。如果你想选「none」这个选项，"
+                                                  "请写成字符串：\"none\"。"))
             return self._not_attempted()
         keys = tr(", ", "、").join(map(repr, self.keys()))
         given = self.accepted().get(_norm(answer)) if isinstance(answer, str) else None
@@ -232,13 +212,17 @@ class Compute(Exercise):
         for k in self.known:
             if np.allclose(got, np.asarray(k.value(), dtype=float).reshape(expected.shape), rtol=0, atol=self.atol):
                 return self._fb(FAILED, str(k.message), (k.key,))
+        generic = generic_mistake(got, expected, self.atol)
+        if generic is not None:
+            return self._fb(FAILED, str(GENERIC[generic]), (generic,))
         if self.atol < 0.005 and np.allclose(got, expected, rtol=0, atol=0.005 + 1e-9):
             return self._fb(FAILED, tr(f"right to 2 decimals, give 3: this exercise asks for three decimals "
                                        f"(the check needs ±{self.atol:g}).",
                                        f"两位小数是对的，请给三位：本题要求三位小数（检查精度 ±{self.atol:g}）。"),
                             ("two_decimals",))
         off = np.flatnonzero(~np.isclose(got, expected, rtol=0, atol=self.atol).reshape(-1))
-        where = tr(("entries " if off.size > 1 else "entry ") + ", ".join(str(i + 1) for i in off),
+        where = tr("your answer is" if expected.size == 1 else
+                   ("entries " if off.size > 1 else "entry ") + ", ".join(str(i + 1) for i in off),
                    "你的答案" if expected.size == 1 else f"第 {'、'.join(str(i + 1) for i in off)} 个数")
         return self._fb(FAILED, tr(f"does not match yet: {where} off by more than {self.atol:g}. "
                                    f"Check again, or ask for a hint: ex.hint(\"{self.id}\").",
