@@ -155,6 +155,43 @@ def group_baseline_stats(theta, G: int, *, leave_one_out: bool = False) -> tuple
     return mean, second - mean**2
 
 
+
+UPDATE_RUNGS = ("none", "constant", "group", "loo", "optimal")
+
+
+def update_stats(theta, G: int, rung: str = "none", *, constant: float = 0.5) -> tuple[float, float]:
+    """Exact (mean, variance) of one step's update u = (1/G) Σ_i (R_i − b_i)·∂log π(a_i) over G samples.
+
+    This is the quantity :func:`train` adds to θ (times lr); the G estimates of one step share their
+    baseline's inputs, so they are correlated and Var[u] is not Var[one sample]/G. Rungs as in
+    :data:`LADDER` that need no history: ``none``, ``constant`` (b = ``constant``), ``group`` (mean of
+    all G rewards), ``loo`` (mean of the other G − 1) and ``optimal`` (b* = 1 − p). Enumerates the
+    number k of A-samples, k ~ Binomial(G, p). At θ₀ and G = 2, ``loo`` gives Var 0.059 against 0.053
+    for ``none``; from G = 3 on it is lower (0.027 against 0.035).
+    """
+    p = prob_a(theta)
+    rung = _checks.choice("rung", rung, UPDATE_RUNGS)
+    G = _checks.integer("G", G, low=2 if rung in ("group", "loo") else 1)
+    c = _checks.finite_float("constant", constant)
+    sA, sB = 1.0 - p, -p
+    mean = second = 0.0
+    for k in range(G + 1):
+        pk = comb(G, k) * p**k * (1 - p) ** (G - k)
+        if rung == "none":
+            bA = bB = 0.0
+        elif rung == "constant":
+            bA = bB = c
+        elif rung == "group":
+            bA = bB = k / G
+        elif rung == "loo":
+            bA, bB = (k - 1) / (G - 1), k / (G - 1)      # an A-sample sees k − 1 other A's, a B-sample k
+        else:
+            bA = bB = 1.0 - p
+        u = (k * (1.0 - bA) * sA + (G - k) * (0.0 - bB) * sB) / G
+        mean += pk * u
+        second += pk * u * u
+    return mean, max(second - mean**2, 0.0)
+
 # ---------------------------------------------------------------------------------
 # Sampling and training
 # ---------------------------------------------------------------------------------

@@ -42,6 +42,7 @@ class CreditConfig:
     # the temperature then changes only how diverse the samples are (an assumption of the toy)
     init_gap: float = 1.0      # the target starts this many logits below the others, at every position
     lr: float = 1.0            # SGD on the logits
+    scale: str = "group"       # eq. (1)'s denominator: "group" (÷ the group's std, GRPO) or "none" (Â = r − mean)
     steps: int = 150
     seeds: int = 16
     seed: int = 0
@@ -93,6 +94,7 @@ def _run(c: CreditConfig) -> CreditResult:
     tau = _checks.in_range("temperature", c.temperature, 0.0, low_open=True)
     lr = _checks.in_range("lr", c.lr, 0.0, low_open=True)
     steps, S = _checks.integer("steps", c.steps, low=1), _checks.integer("seeds", c.seeds, low=1)
+    scale = _checks.choice("scale", c.scale, ("group", "none"))
     gen = torch.Generator().manual_seed(_checks.integer("seed", c.seed, low=0))
     theta = torch.zeros(S, T, K, dtype=torch.float64)                       # (S, T, K) logits
     theta[:, :, target] = -c.init_gap
@@ -115,7 +117,7 @@ def _run(c: CreditConfig) -> CreditResult:
             tokens = torch.multinomial(flat, 1, generator=gen).view(S, batch, T)   # (S, B, T)
         r = (tokens[..., key] == target).double()                          # (S, B) sequence-level
         groups = r.view(S * batch // G, G).numpy()                         # (S·N, G)
-        adv = torch.as_tensor(advantages.group_advantages(groups)).reshape(-1)   # (S·B,) eq. (1)
+        adv = torch.as_tensor(advantages.group_advantages(groups, scale=scale)).reshape(-1)   # (S·B,) eq. (1)
         logp_all = torch.log_softmax(theta / tau, -1)                       # (S, T, K)
         logp = logp_all[torch.arange(S)[:, None, None], pos[None, None, :], tokens]   # (S, B, T)
         logp = logp.reshape(S * batch, T)
@@ -127,6 +129,31 @@ def _run(c: CreditConfig) -> CreditResult:
         informative.append(float(np.mean(groups.min(1) != groups.max(1))))
         record(theta)
     return CreditResult(c, np.array(p_key), np.array(p_filler), np.array(reward), np.array(informative))
+
+
+def start_push(config: CreditConfig = CreditConfig()) -> float:
+    """Expected change of the decisive token's sampling logit θ[key, target]/τ in the first step (exact).
+
+    At the start every position has the same π(target) = p, a response is rewarded with probability p,
+    and a group holds m ~ Binomial(G, p) rewarded responses. With one SGD step on eq. (6), the expected
+    change is lr · E[Σ_{rewarded i} Â_i] / (G · T) (the τ² of the learning rate cancels the two 1/τ).
+    Without ÷ std (``scale="none"``) E[Σ Â_i] = (G − 1)·p(1 − p): the push grows with G only by the
+    factor (G − 1)/G; ÷ std adds a second, G-dependent factor (a rare hit in a large group has a
+    small group std).
+    """
+    import math
+
+    c = config
+    G = _checks.integer("G", c.G, low=2)
+    scale = _checks.choice("scale", c.scale, ("group", "none"))
+    z = np.zeros(c.K)
+    z[c.target] = -c.init_gap
+    p = float(np.exp(z / c.temperature)[c.target] / np.exp(z / c.temperature).sum())
+    total = 0.0
+    for m in range(1, G):                          # m = 0 or G: a degenerate group, Â = 0
+        r = np.array([1.0] * m + [0.0] * (G - m))
+        total += math.comb(G, m) * p ** m * (1 - p) ** (G - m) * advantages.group_advantages(r, scale=scale)[:m].sum()
+    return c.lr * total / (G * c.T)
 
 
 def sweep(group_sizes=(2, 4, 16), temperatures=(0.5, 1.0, 2.0), **overrides) -> dict[tuple[int, float], CreditResult]:

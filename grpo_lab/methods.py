@@ -28,6 +28,11 @@ rloo        rloo       —       seq-mean-token-mean     token     0.2 / 0.2    
 ppo         gae        —       token-mean              token     0.2 / 0.2       no     0      0
 ==========  =========  ======  ======================  ========  ==============  =====  =====  =====
 
+For the rows marked * the ε_low / ε_high column is not a clip of ρ: CISPO's cap 5 bounds the
+detached weight (TRL passes it as ``epsilon_high=5``, :attr:`Method.trl_epsilon_high`), GMPO's 0.4
+bounds log ρ (ρ ∈ [0.67, 1.49]), SAPO has a gate and no bound; :attr:`Method.bound` says which, and
+:func:`table` shows that instead of the record's unused ``eps_low`` / ``eps_high``.
+
 Rows marked * are beyond the lecture notes (``lecture=False``): the 2025 policy losses of
 :mod:`grpo_lab.losses.beyond` (``policy_loss``), each with its paper. TRL's ``bnpo`` is not a
 record of its own: in these terms it is the token-mean aggregation (eq. 7) on one batch,
@@ -47,6 +52,7 @@ of a 20k budget).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from grpo_lab import _checks
@@ -129,6 +135,30 @@ class Method:
     def clip_high(self) -> float:
         """ε_high with the symmetric default resolved (:func:`resolve_eps_high`)."""
         return resolve_eps_high(self.eps_low, self.eps_high)
+
+    @property
+    def bound(self) -> str:
+        """What the policy term bounds, and where, in words for the method table: the ratio ρ (eq. 3's
+        clip; GSPO's sequence ratio), CISPO's detached weight (its cap), GMPO's log ρ (log space), or
+        SAPO's gate (no bound, a temperature)."""
+        if self.policy_loss == "cispo":
+            return f"detached weight min(ρ, {self.cispo_cap:g})"
+        if self.policy_loss == "sapo":
+            return f"gate σ(τ(ρ−1))·4/τ, τ {self.sapo_tau_pos:g} / {self.sapo_tau_neg:g}"
+        if self.policy_loss == "gmpo":
+            return (f"log ρ ∈ [−{self.eps_low:g}, {self.clip_high:g}], i.e. ρ ∈ [{math.exp(-self.eps_low):.2f}, "
+                    f"{math.exp(self.clip_high):.2f}]")
+        name = "s" if self.ratio_level == "sequence" else "ρ"
+        return f"{name} ∈ [{1 - self.eps_low:.6g}, {1 + self.clip_high:.6g}]"
+
+    @property
+    def trl_epsilon_high(self) -> float:
+        """The value TRL 1.16's ``epsilon_high`` takes for this method: 1 + ε_high is the clip's top for the
+        clipped loss, but for ``loss_type="cispo"`` TRL reads ``epsilon_high`` as the cap itself (5, not
+        0.2); NaN where TRL does not read it (SAPO's gate; GMPO, which TRL 1.16 lacks)."""
+        if self.policy_loss == "cispo":
+            return float(self.cispo_cap)
+        return self.clip_high if self.policy_loss == "clip" else float("nan")
 
     def config_overrides(self) -> dict:
         """The GRPOConfig fields this method sets (relative to the dataclass defaults)."""
@@ -220,7 +250,7 @@ def table(rows=None, columns=None):
     import pandas as pd
 
     data = [{"method": m.label, "advantage": m.estimator, "÷ std": m.adv_scale, "aggregation": m.agg,
-             "ratio": m.ratio_level, "eps_low": m.eps_low, "eps_high": m.clip_high,
+             "ratio": m.ratio_level, "bound": m.bound, "TRL epsilon_high": m.trl_epsilon_high,
              "dynamic sampling": m.dynamic_sampling, "overlong buffer": m.overlong_buffer, "beta": m.beta,
              "policy loss": m.policy_loss, "lecture notes": m.lecture, "paper": m.paper} for m in METHODS.values()]
     frame = pd.DataFrame(data).set_index("method")

@@ -36,16 +36,17 @@ FAMILY = (
     Method("ReST", "2023", "Gulcehre et al.", "sample, filter by reward, fine-tune on what passed: the reward is "
            "still the only signal (no baseline), so it shares REINFORCE's two dead zones (lecture notes 004 §一)", "REINFORCE",
            short="sample → filter → fine-tune"),
-    Method("baseline", "—", "L9 p.27-29", "Â = R − b(h): same expected gradient; "
-           "a good baseline lowers the variance, a bad one raises it; the course's ladder none → constant → running mean → value model "
-           "(L9 p.28's list is empty in the notes; reconstructed)", "REINFORCE", short="Â = R − b(h): same mean;\na good b lowers the variance"),
+    Method("baseline", "—", "L9 p.27-29", "Â = R − b(h), b independent of the action; "
+           "a good baseline lowers the variance, a bad one raises it (the mean: notebook 01); the course's ladder none → constant → running mean → value model "
+           "(L9 p.28's list is empty in the notes; reconstructed)", "REINFORCE", short="Â = R − b(h):\na good b lowers the variance"),
     Method("PPO", "2017", "Schulman et al.", "clipped importance ratio; a learned value model gives "
            "per-token advantages by GAE", "baseline", short="clipped ratio + value model (GAE)"),
     Method("RLOO", "2019/2024", "Kool et al.; Ahmadian et al.", "baseline = mean reward of the other G − 1 "
            "samples of the same prompt (unbiased)", "baseline", short="b = mean of the other G − 1"),
-    Method("GRPO", "2024", "Shao et al., DeepSeekMath", "no value model: baseline = group mean (unbiased up to "
-           "(G − 1)/G; RLOO removes it), scale = group std (eq. 1); PPO's clipped term per token (eq. 3) with "
-           "a k3 KL (eq. 5)", "PPO", short="b = group mean (bias (G−1)/G), ÷ group std"),
+    Method("GRPO", "2024", "Shao et al., DeepSeekMath", "no value model: baseline = group mean (it contains the "
+           "sample's own reward, which, before ÷σ, takes 1/G off the expected gradient; RLOO's leave-one-out mean does not), "
+           "scale = group std (eq. 1), one factor per group (notebook 03); PPO's clipped term per token (eq. 3) "
+           "with a k3 KL (eq. 5)", "PPO", short="b = group mean (bias 1/G), ÷ group std"),
     Method("Dr. GRPO", "2025", "Liu et al.", "drop the ÷σ_R (difficulty bias) and replace 1/|y_i| by a "
            "constant 1/C (length bias)", "GRPO", short="no ÷σ_R, 1/C not 1/|y_i|"),
     Method("DAPO", "2025", "Yu et al., ByteDance Seed", "clip-higher (ε_high > ε_low), dynamic sampling, "
@@ -60,8 +61,8 @@ FAMILY = (
 # (term, Chinese, meaning, where in the course); the Chinese word is grpo_lab.terms' (one source)
 GLOSSARY = (
     ("advantage", _zh("advantage"), "how much better an action was than expected, A = Q − V; estimated by Â = R − b", "01, 02"),
-    ("baseline", _zh("baseline"), "a number b(h) subtracted from R that must not depend on the action: the expected gradient is "
-     "unchanged; a good baseline (near the expected return) lowers the variance, a bad one raises it (01: b = 2)", "01"),
+    ("baseline", _zh("baseline"), "a number b(h) subtracted from R that must not depend on the action; a good baseline (near the "
+     "expected return) lowers the variance of the gradient estimate, a bad one raises it (01: b = 2)", "01"),
     ("reward-to-go", _zh("reward-to-go"), "sum of rewards from step t on; dropping earlier rewards never changes the expected "
      "gradient and usually lowers the variance, but not always (02 §5: without a baseline it raised it)", "02"),
     ("group normalization", _zh("group normalization"), "Â_i = (r_i − mean)/std over the G answers to one prompt (eq. 1)", "03"),
@@ -70,7 +71,9 @@ GLOSSARY = (
     ("importance ratio", _zh("importance ratio"), "ρ_{i,t} = π_θ(o_{i,t}|·)/π_old(o_{i,t}|·), the only per-token factor (eq. 4)", "04"),
     ("clipping", _zh("clipping"), "min(ρÂ, clip(ρ, 1−ε, 1+ε)Â): one-sided — the gradient stops only once ρ has left "
      "[1−ε, 1+ε] in the direction Â pushes it (ρ > 1+ε with Â > 0, ρ < 1−ε with Â < 0) (eq. 3)", "04"),
-    ("KL penalty (k3)", _zh("KL penalty (k3)"), "u − log u − 1 with u = π_ref/π_θ: unbiased, never negative (eq. 5)", "04"),
+    ("KL penalty (k3)", _zh("KL penalty (k3)"), "u − log u − 1 with u = π_ref/π_θ, never negative (eq. 5); unbiased for "
+     "KL(π_θ‖π_ref) when the tokens are sampled from π_θ (o ∼ π_θ), biased on a batch an older policy sampled (04b)",
+     "04, 04b"),
     ("sequence mean", _zh("sequence mean"), "average tokens within each answer, then answers (eq. 6): answers weigh equally", "05"),
     ("batch (token) mean", _zh("batch (token) mean"), "divide by the batch's token count (eq. 7): tokens weigh equally", "05"),
     ("length bias", _zh("length bias"), "under eq. 6 a long wrong answer is penalised less per token, so wrong answers grow", "05"),
@@ -82,8 +85,9 @@ GLOSSARY = (
     ("verl", "—", "ByteDance/Volcano Engine's RL framework for large runs (DAPO was released on it); "
      "configured by YAML keys such as actor.ppo_mini_batch_size", "04, 07–09"),
     ("vLLM", "—", "a fast inference engine; TRL and verl use it to generate the rollouts (the sampling step)", "07–09"),
-    ("steps_per_generation", "—", "TRL: how many optimizer steps share one batch of generated answers; from the "
-     "second on, the policy has moved, so π_θ ≠ π_θold and the ratio ρ is no longer 1", "04, 06"),
+    ("steps_per_generation", "—", "TRL: how many micro-batches (forward/backward passes) one batch of generated "
+     "answers is split into; by default gradient_accumulation_steps, so one generation serves one optimizer step. "
+     "Set larger, the later optimizer steps use answers sampled before the policy moved (π_θ ≠ π_θold, ρ ≠ 1)", "04, 06"),
     ("ppo_mini_batch_size", "—", "verl: the batch of prompts is split into mini-batches of this size, one optimizer "
      "step each; later mini-batches are sampled by an older policy (ρ ≠ 1)", "04, 06"),
 )
@@ -141,6 +145,8 @@ HEADLINES = (
 
 # What a paper says about itself that the lecture notes do not: (method, claim, source). Not reproduced here.
 PAPER_CLAIMS = (
+    ("Dr. GRPO", "43.3 % on AIME 2024 with a 7B base model, from \"a minimalist R1-Zero recipe\" (base model, "
+     "template, data and Dr. GRPO together), not from the two fixes alone", "Liu et al. 2025, abstract"),
     ("GSPO", "stabilises RL training, notably of mixture-of-experts models", "Zheng et al. 2025, abstract"),
 )
 

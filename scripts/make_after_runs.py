@@ -95,7 +95,7 @@ def measure(seeds) -> "pd.DataFrame":  # noqa: F821
     rows = []
     for seed in seeds:
         tr = Trainer(config("dapo", dict(steps=0, prompts_per_step=32), seed))
-        samplers = {"fp32 policy (this machine's default)": (tr.policy, None),
+        samplers = {"fp32 policy (samples for itself)": (tr.policy, None),
                     "bf16 copy": (Bf16Sampler(tr.policy).sync(tr.policy), None),
                     f"fp32, sampler τ={HOT}": (tr.policy, HOT)}
         for name, (model, temp) in samplers.items():

@@ -185,3 +185,57 @@ def test_three_arms_no_constant_baseline_reaches_zero_variance():
 
 def test_a_bad_constant_baseline_raises_the_variance():
     assert bandit.estimator_stats(bandit.THETA0, 2.0)[1] > 2 * bandit.estimator_stats(bandit.THETA0, 0.0)[1]
+
+
+# --- the averaged update of one step (notebook 01 §5: leave-one-out pays off from G = 3) ---------------
+def _update_brute_force(theta, G, rung, constant=0.5):
+    """(mean, var) of (1/G) Σ_i (R_i − b_i) s_i by enumerating all 2^G arm sequences."""
+    import itertools
+    p = bandit.prob_a(theta)
+    mean = second = 0.0
+    for arms in itertools.product((True, False), repeat=G):
+        a = np.array(arms)
+        r = a.astype(float)
+        s = np.where(a, 1 - p, -p)
+        b = {"none": np.zeros(G), "constant": np.full(G, constant), "group": np.full(G, r.mean()),
+             "loo": (r.sum() - r) / max(G - 1, 1), "optimal": np.full(G, 1 - p)}[rung]
+        w = np.prod(np.where(a, p, 1 - p))
+        u = ((r - b) * s).mean()
+        mean += w * u
+        second += w * u * u
+    return mean, second - mean**2
+
+
+@pytest.mark.parametrize("rung", bandit.UPDATE_RUNGS)
+@pytest.mark.parametrize("theta, G", [(-1.1, 2), (-1.1, 3), (0.4, 4), (-2.0, 5)])
+def test_update_stats_is_exact(theta, G, rung):
+    m, v = bandit.update_stats(theta, G, rung)
+    bm, bv = _update_brute_force(theta, G, rung)
+    assert m == pytest.approx(bm, abs=1e-12) and v == pytest.approx(bv, abs=1e-12)
+
+
+def test_update_stats_lecture_notes_setting():
+    th = bandit.THETA0
+    v = {(G, r): bandit.update_stats(th, G, r)[1] for G in (2, 3) for r in ("none", "loo")}
+    assert (round(v[2, "loo"], 3), round(v[2, "none"], 3)) == (0.059, 0.053)     # G = 2: leave-one-out is noisier
+    assert (round(v[3, "loo"], 3), round(v[3, "none"], 3)) == (0.027, 0.035)     # G = 3: it pays off
+    assert bandit.update_stats(th, 1, "none")[1] == pytest.approx(bandit.estimator_stats(th, 0.0)[1])
+    assert bandit.update_stats(th, 2, "group")[0] == pytest.approx(bandit.group_baseline_stats(th, 2)[0])
+    # G = 2, leave-one-out: each sample's baseline is the other's reward, so the update is 1/2 or 0
+    p = bandit.prob_a(th)
+    assert v[2, "loo"] == pytest.approx(0.25 * 2 * p * (1 - p) * (1 - 2 * p * (1 - p)))
+    with pytest.raises(ValueError, match="rung"):
+        bandit.update_stats(th, 2, "running")
+    with pytest.raises(ValueError, match="G"):
+        bandit.update_stats(th, 1, "loo")
+
+
+@pytest.mark.parametrize("rung, G", [("none", 2), ("loo", 2), ("loo", 3), ("group", 3), ("constant", 2)])
+def test_update_stats_matches_one_step_of_train(rung, G):
+    """Monte Carlo: the first step of bandit.train, θ₁ − θ₀ = lr·u, has update_stats' mean and variance."""
+    cfg = bandit.TrainConfig(G=G, steps=1, seeds=200_000, lr=1.0, seed=3)
+    p1 = bandit.train(rung, cfg)[:, 1]
+    u = np.log(p1 / (1 - p1)) - cfg.theta0
+    m, v = bandit.update_stats(cfg.theta0, G, rung, constant=cfg.constant)
+    assert u.mean() == pytest.approx(m, abs=4 * math.sqrt(v / u.size) + 1e-9)
+    assert u.var() == pytest.approx(v, rel=0.02)

@@ -21,6 +21,7 @@ LOADERS = {"broken_runs": ("grpo_lab.lm.broken_runs", "load", {}),
            "family_runs": ("grpo_lab.lm.preset_runs", "load_family_runs", {}),
            "family_controls": ("grpo_lab.lm.preset_runs", "load_run_set", {"name": "controls"}),
            "group_sweep_runs": ("grpo_lab.lm.preset_runs", "load_run_set", {"name": "sweep"}),
+           "aggregation_runs": ("grpo_lab.lm.preset_runs", "load_run_set", {"name": "aggregation"}),
            "after_runs": ("grpo_lab.lm.after_runs", "load_runs", {}),
            "after_mismatch": ("grpo_lab.lm.after_runs", "load_measurements", {}),
            "after_mismatch_real": ("grpo_lab.lm.after_runs", "load_measurements", {"real": True})}

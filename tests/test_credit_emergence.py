@@ -80,3 +80,23 @@ def test_all_success_with_the_group_baseline_does_nothing():
     assert np.all(r.p_max == 0.25)
     with pytest.raises(ValueError, match="baseline"):
         credit_emergence.all_success(baseline="mean")
+
+
+def test_start_push_separates_the_two_factors_of_a_larger_group():
+    """G = 16 vs 2 at the start: (G − 1)/G gives 1.875×, ÷ std the rest (τ = 1: 3.09× in all, τ = 0.5: 3.52×)."""
+    push = lambda **kw: credit_emergence.start_push(CreditConfig(**kw))
+    p = np.exp(-1.0) / (np.exp(-1.0) + 5)
+    assert np.isclose(push(G=4, scale="none"), 3 * p * (1 - p) / (4 * 6))      # lr·(G − 1)p(1 − p)/(G·T)
+    for tau, total in ((1.0, 3.09), (0.5, 3.52)):
+        none = push(G=16, temperature=tau, scale="none") / push(G=2, temperature=tau, scale="none")
+        full = push(G=16, temperature=tau) / push(G=2, temperature=tau)
+        assert np.isclose(none, 1.875) and round(full, 2) == total
+    assert np.isclose(push(G=16, scale="none", lr=2.0), push(G=2, scale="none", lr=2.0 * 1.875))
+
+
+def test_with_equal_pushes_the_group_size_does_not_change_the_speed():
+    runs = {G: credit_emergence.run(CreditConfig(G=G, scale="none", lr=2.0 * (1.875 if G == 2 else 1.0), steps=80))
+            for G in (2, 16)}
+    assert abs(runs[2].steps_to(0.5) - runs[16].steps_to(0.5)) <= 3
+    with pytest.raises(ValueError, match="scale"):
+        credit_emergence.run(CreditConfig(scale="batch"))

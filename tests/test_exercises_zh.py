@@ -104,7 +104,7 @@ def sample(exercise_id: str):
     if isinstance(e, Predict):
         yield "reveal", str(ex.reveal(exercise_id))
         yield "reveal html", ex.reveal(exercise_id)._repr_html_()
-    for c in gen._exercise_block(e, "student", None):
+    for c in gen._exercise_block(e, "student", None, "1.1"):
         if c.cell_type == "markdown":
             yield f"cell {c.id}", c.source
         elif "answer" in c.metadata["tags"]:       # code, shared with the English twin: its Chinese half

@@ -35,9 +35,11 @@ def test_seed_state_from_hints_in_both_wordings():
     assert gn.candidates_from_hints(20, gn.SEED_HINTS) == gn.SEED_CANDIDATES == (9, 10, 11)
     assert gn.candidates_from_hints(20, "8 higher, 12 lower") == (9, 10, 11)
     assert gn.candidates_from_hints(20, "8: too small; 12: too big") == (9, 10, 11)
-    assert gn.candidates_from_hints(20, "8 / 偏小、12 / 偏大") == (9, 10, 11)   # 偏小 = the guess is too small
-    with pytest.raises(ValueError):                     # read naturally, the seed's "8 偏大, 12 偏小" fits no number
-        gn.candidates_from_hints(20, "8 / 偏大、12 / 偏小")
+    # the lecture notes' wording (L9 p.27): 偏大 = the secret is bigger than the guess, 偏小 = smaller
+    assert gn.candidates_from_hints(20, "8 / 偏大、12 / 偏小") == (9, 10, 11)
+    assert gn.parse_hints("8 偏大, 12 偏小") == [(8, "higher"), (12, "lower")]
+    with pytest.raises(ValueError):                     # the opposite reading fits no number
+        gn.candidates_from_hints(20, "8 / 偏小、12 / 偏大")
     state = gn.state_from_hints(20, 4, "8 higher, 12 lower")
     assert state == gn.State((9, 10, 11), 2) and state.tries_left == gn.SEED_TRIES
 

@@ -316,3 +316,21 @@ def test_trl_grpo_config_constructs(name, device, tmp_path):
         assert got == v, (k, got, v)
     assert args.generation_batch_size == kw["per_device_train_batch_size"]
 
+
+
+def test_trl_bias_correction_kl_default_is_the_installed_trls():
+    """The default the hand-off text states (one constant) is the installed TRL's dataclass default,
+    and the mapping passes the opposite of it only where eq. (2)'s unweighted KL needs it."""
+    import dataclasses
+
+    from grpo_lab.lm import handoff
+
+    trl = pytest.importorskip("trl")
+    fields = {f.name: f for f in dataclasses.fields(trl.GRPOConfig)}
+    assert fields["use_bias_correction_kl"].default is handoff.TRL_BIAS_CORRECTION_KL_DEFAULT
+    if trl.__version__ == handoff.TRL_VERSION_CHECKED:
+        assert handoff.TRL_BIAS_CORRECTION_KL_DEFAULT is True           # TRL 1.16 ships True
+    kw = to_trl_kwargs(GRPOConfig.preset("grpo"))
+    assert kw["use_bias_correction_kl"] is False
+    text = " ".join(differences_table()["TRL"])
+    assert f"use_bias_correction_kl defaults to {handoff.TRL_BIAS_CORRECTION_KL_DEFAULT}" in text

@@ -10,7 +10,8 @@ import pytest
 PKG = Path(__file__).resolve().parents[1] / "grpo_lab"
 MAX_LINES = 500
 APP = ("grpo_lab.figures", "grpo_lab.__main__", "grpo_lab.exercises",   # may import any layer
-       "grpo_lab.translations", "grpo_lab.reading")   # reading: counts notebooks and their exercises
+       "grpo_lab.translations", "grpo_lab.reading",   # reading: counts notebooks and their exercises
+       "grpo_lab.readme_table")                        # the README table: reading, roadmap and the exercises
 
 
 def _module_name(path: Path) -> str:

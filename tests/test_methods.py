@@ -150,3 +150,18 @@ def test_the_roadmap_tree_names_the_registry_methods():
 
     on_tree = {m.name for m in roadmap.FAMILY}
     assert {methods.get(n).label for n in methods.LECTURE} <= on_tree     # the lecture notes' tree (004)
+
+
+def test_the_table_shows_what_each_loss_bounds_and_what_trl_reads_as_epsilon_high():
+    """CISPO's cap is 5 (TRL reads epsilon_high as the cap, not 1 + 0.2); GMPO's 0.4 bounds log ρ; SAPO has no bound."""
+    import math
+    t = methods.table(columns=["bound", "TRL epsilon_high", "policy loss"])
+    assert t.loc["CISPO", "TRL epsilon_high"] == 5.0 and "min(ρ, 5)" in t.loc["CISPO", "bound"]
+    assert t.loc["GMPO", "bound"].startswith("log ρ ∈ [−0.4, 0.4]") and "[0.67, 1.49]" in t.loc["GMPO", "bound"]
+    assert round(math.exp(-0.4), 2) == 0.67 and round(math.exp(0.4), 2) == 1.49
+    assert math.isnan(t.loc["SAPO", "TRL epsilon_high"]) and math.isnan(t.loc["GMPO", "TRL epsilon_high"])
+    assert t.loc["DAPO", "bound"] == "ρ ∈ [0.8, 1.28]" and "eps_high" not in t.columns
+    for name in methods.PRESETS:                                   # what the hand-off passes to TRL
+        m = methods.get(name)
+        if m.policy_loss in ("clip", "cispo"):
+            assert handoff.to_trl_kwargs(GRPOConfig.preset(name))["epsilon_high"] == m.trl_epsilon_high, name

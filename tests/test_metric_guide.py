@@ -120,5 +120,47 @@ def test_docs_carry_the_same_guide():
     from pathlib import Path
 
     doc = (Path(__file__).resolve().parents[1] / "docs" / "lm.md").read_text()
-    for g in metric_guide.GUIDE:
-        assert f"| `{g.metric}` | {g.healthy.en} | {g.red_flag.en} |" in doc, g.metric
+    assert metric_guide.markdown_table() in doc      # the table docs/lm.md carries is the package's, ranges included
+
+
+# --- the guide's ranges come from the cached runs, not from typed bands --------------------------------
+def test_end_ranges_are_the_cached_healthy_runs_last_20_steps():
+    from grpo_lab.lm import preset_runs
+
+    ends = metric_guide.healthy_cached_runs()
+    assert set(ends.index.get_level_values("source")) == {"broken_runs", "presets", "aggregation"}
+    fam = preset_runs.load_run_set("presets")
+    d = fam[(fam["preset"] == "dr_grpo") & (fam["seed"] == 1)].sort_values("step").tail(20)
+    assert ends.loc[("presets", "dr_grpo", 1), "kl"] == pytest.approx(d["kl"].mean())
+    r = metric_guide.end_ranges()
+    assert (r["lo"] <= r["hi"]).all() and list(r.index) == [g.metric for g in metric_guide.GUIDE]
+    assert r.loc["frac_all_correct", "lo"] == pytest.approx(ends["frac_all_correct"].min())
+
+
+def test_the_guide_holds_directions_not_bands_and_no_typed_kl_level():
+    text = " ".join(str(g.watch) for g in metric_guide.GUIDE)
+    assert "0.3–0.7" not in text and "≈ 0.1" not in text and "below 0.05" not in text
+    table = metric_guide.guide_table()
+    assert "cached healthy runs, end" in table.columns
+
+
+def test_the_cached_kl_of_the_beta0_presets():
+    """Notebook 07's presets at μ = 2, steps 101–150: β = 0 does not mean KL ≈ 0.1 (only DAPO comes near)."""
+    from grpo_lab.lm import preset_runs
+
+    fam = preset_runs.load_run_set("presets")
+    kl = fam[fam["step"] > 100].groupby("preset")["kl"].mean()
+    assert round(kl["dr_grpo"], 3) == 0.011 and round(kl["gspo"], 3) == 0.022
+    assert kl["dr_grpo"] < kl["grpo"]                           # the β = 0 preset ends below β = 0.04's
+
+
+def test_the_old_bands_broken_by_a_healthy_run_lie_inside_the_cached_ranges():
+    r = metric_guide.end_ranges()
+    for metric, value in (("frac_all_correct", 0.75), ("frac_informative", 0.25), ("group_reward_std", 0.086)):
+        assert r.loc[metric, "lo"] <= value <= r.loc[metric, "hi"], (metric, r.loc[metric].to_dict())
+
+
+def test_every_healthy_cached_run_is_inside_the_ranges_and_a_broken_one_is_not(runs):
+    assert metric_guide.outside_ranges(runs[runs["run"] == "healthy"]) == []
+    assert "kl" in metric_guide.outside_ranges(runs[runs["run"] == "lr_high"])
+    assert "frac_all_wrong" in metric_guide.outside_ranges(runs[runs["run"] == "no_warm_start"])

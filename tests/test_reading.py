@@ -1,9 +1,7 @@
-"""The reading-budget rules of issue 31 (grpo_lab.reading). The per-notebook checks (budget, opening lines,
-no project history, one lecture-notes box, checks out of sight) join this file with the editorial pass
-that meets them (branch wip-31-32); until then these tests hold the counting rules themselves.
-Originally: the reading budget of every notebook (issue 31): words a student reads, the three opening lines,
-no text about the project's own history, one lecture-notes box, and checks out of sight.
-The numbers and word lists live in grpo_lab.reading (one source, also for the README's study times)."""
+"""The reading budget of every notebook (issue 31): the words a student reads, the three opening lines, no
+text about the project's own history, one lecture-notes box, and checks out of sight; then the counting
+rules themselves. The numbers and word lists live in grpo_lab.reading (one source, also for the README's
+study times)."""
 import re
 from pathlib import Path
 
@@ -15,6 +13,46 @@ from grpo_lab import reading as R
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb")) + sorted((ROOT / "notebooks" / "zh").glob("*.ipynb"))
 IDS = [str(p.relative_to(ROOT / "notebooks")) for p in NOTEBOOKS]
+ASSERT = re.compile(r"^\s*assert\b", re.M)
+
+
+def _hidden(cell) -> bool:
+    return bool(cell.metadata.get("jupyter", {}).get("source_hidden"))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_reading_budget(path):
+    words, budget = R.reading_words(path), R.budget(path)
+    limit = budget * (R.ZH_SLACK if R.is_chinese(path) else 1)
+    assert words <= limit, f"{path.name}: {words} reading words, budget {budget}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_no_project_history_in_any_cell(path):
+    nb = nbformat.read(path, as_version=4)
+    found = [(c.get("id"), R.project_history(c.source)) for c in nb.cells if R.project_history(c.source)]
+    assert found == [], f"{path.name}: words about the project itself (grpo_lab.reading.PROJECT_HISTORY): {found}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_opening_lines(path):
+    assert R.opening_problems(path) == [], path.name
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_at_most_one_lecture_notes_box(path):
+    nb = nbformat.read(path, as_version=4)
+    boxes = [c.get("id") for c in nb.cells if c.cell_type == "markdown"
+             and any(b in c.source for b in R.NOTES_BOX.values())]
+    assert len(boxes) <= 1, f"{path.name}: {len(boxes)} cells headed 'Where the lecture notes are incomplete': {boxes}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_checks_sit_in_collapsed_cells(path):
+    nb = nbformat.read(path, as_version=4)
+    visible = [c.get("id") for c in nb.cells if c.cell_type == "code" and not R.is_exercise_cell(c)
+               and not _hidden(c) and ASSERT.search(c.source)]
+    assert visible == [], f"{path.name}: asserts in visible code cells {visible}: move them to a collapsed check cell"
 
 
 def test_history_words_are_caught_and_ordinary_words_are_not():

@@ -121,6 +121,17 @@ def test_difficulty_panel_curves_and_markers():
     assert "P(degenerate)" in panel.readout.value
 
 
+def test_push_by_k_figure_shows_the_difficulty_bias():
+    from grpo_lab.viz.advantages import push_by_k_figure
+
+    fig = push_by_k_figure(10)
+    grpo, dr = fig.axes[0].containers
+    h_grpo, h_dr = [b.get_height() for b in grpo], [b.get_height() for b in dr]
+    assert len(h_grpo) == 9 and h_grpo[4] == pytest.approx(1.0) and h_dr[4] == pytest.approx(1.0)   # k = 5: the medium group
+    assert round(h_grpo[0], 2) == 0.6 and round(h_dr[0], 2) == 0.36                 # k = 1: ÷σ keeps 1.67× the share
+    assert all(g >= d for g, d in zip(h_grpo, h_dr))
+
+
 def test_difficulty_panel_blits():
     panel = DifficultyPanel()
     panel.fig.canvas.draw()
@@ -167,7 +178,7 @@ def test_every_panel_registered():
 
 def test_figures_registry_and_one_render(tmp_path):
     assert set(FIGURES) == {"03_group_1000", "03_group_degenerate", "03_group_sample_std", "03_difficulty",
-                            "03_difficulty_relative", "03_noise", "03_remedies"}
+                            "03_difficulty_relative", "03_push_by_k", "03_noise", "03_remedies"}
     assert FIGURES["03_group_degenerate"]().banner.get_visible()
     from grpo_lab.figures import render
 

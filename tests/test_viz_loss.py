@@ -140,3 +140,12 @@ def test_token_weights_eps_slider_recolours_the_ratio_map_from_step_two():
     after = panel.im_r.to_rgba(panel.im_r.get_array())
     assert np.abs(after - before).max() > 0.01             # visibly different colours
     assert (panel.im_r.norm.vmin, panel.im_r.norm.vmax) == pytest.approx((0.79, 1.21))
+
+
+def test_kl_placement_each_form_shows_its_change_on_its_own_scale():
+    panel = KLPlacementPanel(beta=0.1, drift=1.5)
+    for f in (1, 2):
+        d = panel.im[f, 1].get_array()
+        assert np.isclose(panel.im[f, 1].norm.vmax, np.abs(d).max()) and panel.im[f, 1].norm.vmin == -panel.im[f, 1].norm.vmax
+    assert panel.im[2, 1].norm.vmax > 2 * panel.im[1, 1].norm.vmax     # a shared scale would have hidden form 1
+    assert "seed 000" not in panel.title and "lecture notes 000" in panel.title

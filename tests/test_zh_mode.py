@@ -115,7 +115,7 @@ def test_diagnoses_are_chinese_and_keep_yes_no(zh, runs):
 
 def test_guide_table_is_chinese(zh):
     shown = metric_guide.guide_table().shown()
-    assert list(shown.columns) == ["含义", "这里的健康范围", "危险信号"] and shown.index.name == "指标"
+    assert list(shown.columns) == ["含义", "上升 / 下降意味着什么", "缓存的正常运行（结束时）", "危险信号"] and shown.index.name == "指标"
     assert not [c for c in _cells(shown) if english_runs(c)]
 
 

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from grpo_lab import exercises as ex
-from grpo_lab import set_language
+from grpo_lab import reading, set_language
 from grpo_lab.exercises import nb09
 from grpo_lab.lm import after_runs
 from grpo_lab.lm.trl_defaults import trl_defaults_table
@@ -76,7 +76,8 @@ def test_verdicts_are_chinese_and_keep_their_numbers(zh, runs):
 @pytest.mark.parametrize("experiment", ["mismatch", "entropy_long", "entropy"])
 def test_settings_are_chinese(zh, experiment):
     text = after_runs.describe_settings(experiment)
-    assert "基础设置" in text and "代码版本" in text and ": " not in text.splitlines()[0].split("{")[0]
+    assert "基础设置" in text and ": " not in text.splitlines()[0].split("{")[0]
+    assert not reading.project_history(text)                         # no code version in what a student reads
     assert not english_runs(text), english_runs(text)
 
 

@@ -16,28 +16,6 @@ def _grpo_parent() -> str:
 
 EXERCISES = (
     Predict(
-        id="roadmap.granularity", notebook="00", name="adv_granularity",
-        title=Text("Is Â_i per response or per token?", "Â_i 是每条回答一个，还是每个 token 一个？"),
-        prompt=Text(
-            "GRPO computes one advantage (优势) $\\hat A_i$ from the rewards of a group. Before you look at the "
-            "symbol table again: is $\\hat A_i$ **sequence**-level (one number per response) or **token**-level "
-            "(one number per token of the response)? Answer `\"sequence\"` or `\"token\"`.",
-            "GRPO 从一组回答的奖励算出优势 $\\hat A_i$。先别回头看记号表：$\\hat A_i$ 是**序列级**（每条回答一个数，"
-            "`\"sequence\"`）还是 **token 级**（回答里每个 token 一个数，`\"token\"`）？"),
-        hints=(Text("Where does the reward come from, and when does it arrive: after each token, or after the whole "
-                    "response has been written?",
-                    "奖励从哪里来、什么时候给出：每写一个 token 给一次，还是整条回答写完才给？"),),
-        options=(Option("sequence", Text("sequence-level", "序列级")),
-                 Option("token", Text("token-level", "token 级"),
-                        Text("The ratio ρ_{i,t} is per token, but the reward and the advantage are computed once per "
-                             "response, from the whole group.",
-                             "比率 ρ_{i,t} 才是逐 token 的；奖励和优势都是每条回答算一次，来自整组。"))),
-        correct=_granularity,
-        explain=lambda: tr(f"Â_i is {_granularity()}-level: one scalar, copied onto every token of response i; "
-                           "only the ratio ρ_{i,t} varies along the response.",
-                           "Â_i 是序列级的：一个标量，复制到第 i 条回答的每个 token 上；只有比率 ρ_{i,t} 随位置变化。"),
-    ),
-    Predict(
         id="roadmap.grpo_parent", notebook="00", name="grpo_grows_from",
         title=Text("Which method does GRPO grow from?", "GRPO 是从哪个方法长出来的？"),
         prompt=Text(
@@ -61,5 +39,27 @@ EXERCISES = (
         explain=lambda: tr(f"GRPO grows from {_grpo_parent().upper()}: same clipped term per token (eq. 3), but the "
                            "value model is replaced by the group mean (and ÷ std).",
                            f"GRPO 从 {_grpo_parent().upper()} 长出来：逐 token 的裁剪项（式 3）不变，价值模型换成组均值（再 ÷ 标准差）。"),
+    ),
+    Predict(
+        id="roadmap.granularity", notebook="00", name="adv_granularity",
+        title=Text("Is Â_i per response or per token?", "Â_i 是每条回答一个，还是每个 token 一个？"),
+        prompt=Text(
+            "GRPO computes one advantage (优势) $\\hat A_i$ from the rewards of a group. Before you look at the "
+            "symbol table again: is $\\hat A_i$ **sequence**-level (one number per response) or **token**-level "
+            "(one number per token of the response)? Answer `\"sequence\"` or `\"token\"`.",
+            "GRPO 从一组回答的奖励算出优势 $\\hat A_i$。先别回头看记号表：$\\hat A_i$ 是**序列级**（每条回答一个数，"
+            "`\"sequence\"`）还是 **token 级**（回答里每个 token 一个数，`\"token\"`）？"),
+        hints=(Text("Where does the reward come from, and when does it arrive: after each token, or after the whole "
+                    "response has been written?",
+                    "奖励从哪里来、什么时候给出：每写一个 token 给一次，还是整条回答写完才给？"),),
+        options=(Option("sequence", Text("sequence-level", "序列级")),
+                 Option("token", Text("token-level", "token 级"),
+                        Text("The ratio ρ_{i,t} is per token, but the reward and the advantage are computed once per "
+                             "response, from the whole group.",
+                             "比率 ρ_{i,t} 才是逐 token 的；奖励和优势都是每条回答算一次，来自整组。"))),
+        correct=_granularity,
+        explain=lambda: tr(f"Â_i is {_granularity()}-level: one scalar, copied onto every token of response i; "
+                           "only the ratio ρ_{i,t} varies along the response.",
+                           "Â_i 是序列级的：一个标量，复制到第 i 条回答的每个 token 上；只有比率 ρ_{i,t} 随位置变化。"),
     ),
 )

@@ -58,6 +58,25 @@ def _same_mean_text() -> str:
 
 
 EXERCISES = (
+    Predict(
+        id="bandit.same_mean", notebook="01", name="mean_when_b_rises",
+        title=Text("Does a baseline change the expected gradient?", "基线会改变梯度的期望吗？"),
+        prompt=Text(
+            "Going from b = 0 to b = 0.5, does the **expected** gradient E[ĝ] get `\"larger\"`, `\"smaller\"` "
+            "or stay `\"unchanged\"`? Commit to an answer, then run the reveal cell.",
+            "从 b = 0 换到 b = 0.5，梯度的**期望** E[ĝ] 会变大（`\"larger\"`）、变小（`\"smaller\"`）还是不变"
+            "（`\"unchanged\"`）？先作答，再运行揭晓单元。"),
+        hints=(Text("Write E[b·∂log π(a)] as a sum over the two arms, weighted by π(a). What is Σ_a ∂π(a)/∂θ?",
+                    "把 E[b·∂log π(a)] 写成两个臂按 π(a) 加权的和。Σ_a ∂π(a)/∂θ 等于多少？"),),
+        options=(Option("larger", Text("larger", "变大"),
+                        Text("Sample B now pushes too, but sample A pushes less; weigh both by their probability.",
+                             "现在 B 样本也在推，但 A 样本推得少了；按各自的概率加权看看。")),
+                 Option("smaller", Text("smaller", "变小"),
+                        Text("A's estimate shrinks, but B's becomes positive; weigh both by their probability.",
+                             "A 的估计变小了，但 B 的变成了正数；按各自的概率加权看看。")),
+                 Option("unchanged", Text("unchanged", "不变"))),
+        correct=_same_mean_key, explain=_same_mean_text,
+    ),
     Compute(
         id="bandit.grad_b025", notebook="01", name="grads_b025", form="[g_A, g_B]",
         title=Text("The bandit gradients at b = 0.25, by hand", "手算 b = 0.25 时的 bandit 梯度"),
@@ -83,25 +102,6 @@ EXERCISES = (
                      lambda: [_grads(0.25)[0], -_grads(0.25)[1]])),
         explain=lambda: tr("Both samples now push θ up; their mean is still p(1 − p).",
                            "现在两个样本都把 θ 往上推；它们的期望仍是 p(1 − p)。"),
-    ),
-    Predict(
-        id="bandit.same_mean", notebook="01", name="mean_when_b_rises",
-        title=Text("Does a baseline change the expected gradient?", "基线会改变梯度的期望吗？"),
-        prompt=Text(
-            "Going from b = 0 to b = 0.5, does the **expected** gradient E[ĝ] get `\"larger\"`, `\"smaller\"` "
-            "or stay `\"unchanged\"`? Commit to an answer, then run the reveal cell.",
-            "从 b = 0 换到 b = 0.5，梯度的**期望** E[ĝ] 会变大（`\"larger\"`）、变小（`\"smaller\"`）还是不变"
-            "（`\"unchanged\"`）？先作答，再运行揭晓单元。"),
-        hints=(Text("Write E[b·∂log π(a)] as a sum over the two arms, weighted by π(a). What is Σ_a ∂π(a)/∂θ?",
-                    "把 E[b·∂log π(a)] 写成两个臂按 π(a) 加权的和。Σ_a ∂π(a)/∂θ 等于多少？"),),
-        options=(Option("larger", Text("larger", "变大"),
-                        Text("Sample B now pushes too, but sample A pushes less; weigh both by their probability.",
-                             "现在 B 样本也在推，但 A 样本推得少了；按各自的概率加权看看。")),
-                 Option("smaller", Text("smaller", "变小"),
-                        Text("A's estimate shrinks, but B's becomes positive; weigh both by their probability.",
-                             "A 的估计变小了，但 B 的变成了正数；按各自的概率加权看看。")),
-                 Option("unchanged", Text("unchanged", "不变"))),
-        correct=_same_mean_key, explain=_same_mean_text,
     ),
     Compute(
         id="bandit.optimal_b", notebook="01", name="b_star", form=NUMBER,
@@ -162,7 +162,7 @@ EXERCISES = (
     ),
     Compute(
         id="bandit.group_bias", notebook="01", name="smallest_G", form=INTEGER,
-        title=Text("How large a group for a 97 % unbiased gradient?", "组要多大，梯度期望才能达到 97 %？"),
+        title=Text("How large a group keeps 97 % of the expected gradient?", "组要多大，梯度的期望才能保留真梯度的 97 %？"),
         prompt=Text(
             "Take b = the mean reward of the G samples of the step, the sample's own reward included (GRPO). The "
             "notebook showed that the expected estimate is then a fraction of the true gradient p(1 − p). What is the "

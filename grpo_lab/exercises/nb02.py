@@ -45,7 +45,7 @@ EXERCISES = (
         title=Text("The sign of A(9)", "A(9) 的符号"),
         prompt=Text(
             "The lecture notes' state: candidates {9, 10, 11}, two tries left, the uniform policy. Guessing 9 can win at "
-            "once. Is the advantage A(9) = Q(9) − V `\"positive\"`, `\"zero\"` or `\"negative\"`? Commit first; "
+            "once. Is the advantage A(9) = Q(9) − V `\"positive\"`, `\"zero\"` or `\"negative\"`? Decide first; "
             "the reveal cell below shows the values panel.",
             "讲义里的状态：候选 {9, 10, 11}，还剩两次机会，均匀策略。猜 9 有可能一次就中。优势 A(9) = Q(9) − V "
             "是正（`\"positive\"`）、零（`\"zero\"`）还是负（`\"negative\"`）？先作答；下面的揭晓单元会显示数值面板。"),
@@ -90,7 +90,7 @@ EXERCISES = (
                      lambda: [_av()[10].q, _av()[10].v])),
     ),
     Compute(
-        id="guess.a10", notebook="02", name="a1", form=NUMBER,
+        id="guess.a1", notebook="02", name="a1", form=NUMBER,
         title=Text("A(1) in the new state", "新状态下的 A(1)"),
         prompt=Text("Same state {1, 2, 3, 4}, two tries, uniform policy. What is the advantage of guessing the end "
                     "candidate 1, A(1) = Q(1) − V? One number (two decimals).",

@@ -114,7 +114,7 @@ EXERCISES = (
             "A group has rewards 1, 1, 1, 1, so every Â is 0. Now the last response is wrong: 1, 1, 1, 0. Which "
             "advantages (population std) do you expect? "
             + " · ".join(f"`\"{k}\"`: {_fmt_opt(v)}" for k, v in FLIP_OPTIONS.items())
-            + ". Commit first; the reveal cell then shows the group editor at 1, 1, 1, 1 — flip the last reward yourself.",
+            + ". Decide first; the reveal cell then shows the group editor at 1, 1, 1, 1 — flip the last reward yourself.",
             "一组的奖励是 1, 1, 1, 1，所以每个 Â 都是 0。现在最后一条答错了：1, 1, 1, 0。你预计优势（总体标准差）是哪一组？"
             + " · ".join(f"`\"{k}\"`：{_fmt_opt(v)}" for k, v in FLIP_OPTIONS.items())
             + "。先作答；揭晓单元随后显示停在 1, 1, 1, 1 的组编辑器——自己翻转最后一个奖励。"),
@@ -186,21 +186,27 @@ EXERCISES = (
     ),
     Compute(
         id="advantages.lone_success", notebook="03", name="lone_success_adv", form=NUMBER,
-        title=Text("A lone success in a group of 8", "8 个里唯一的一次成功"),
-        prompt=Text("A hard prompt: of G = 8 responses exactly one is right (rewards 1, 0, …, 0). What is the right "
-                    "response's Â (population std)? One number, two decimals.",
-                    "一道难题：G = 8 条回答里恰好一条对（奖励 1, 0, …, 0）。这条对的回答的 Â（总体标准差）是多少？一个数，两位小数。"),
-        hints=(Text("mean = 1/8; the std of 0/1 rewards with a fraction q of ones is √(q(1 − q)).",
-                    "均值 = 1/8；1 的比例为 q 的 0/1 奖励，标准差是 √(q(1 − q))。"),),
-        value=lambda: bias.lone_success_advantage(8),
-        exact=lambda: bias.lone_success_advantage(8, eps=0.0),
-        known=(Known("failure_adv", Text("That is the Â of each of the seven wrong responses; the question asks for the right one.",
-                                         "这是七条错误回答各自的 Â；题目问的是那条对的。"),
-                     lambda: A.group_advantages([1, 0, 0, 0, 0, 0, 0, 0])[1]),
+        title=Text("A lone success in a group of 6", "6 个里唯一的一次成功"),
+        prompt=Text("A hard prompt: of G = 6 responses exactly one is right (rewards 1, 0, 0, 0, 0, 0). What is the right "
+                    "response's Â (population std)? One number, two decimals (then, on paper: what is it for any G?).",
+                    "一道难题：G = 6 条回答里恰好一条对（奖励 1, 0, 0, 0, 0, 0）。这条对的回答的 Â（总体标准差）是多少？"
+                    "一个数，两位小数（然后在纸上想一想：任意 G 时是多少？）。"),
+        hints=(Text("mean = 1/6; the std of 0/1 rewards with a fraction q of ones is √(q(1 − q)).",
+                    "均值 = 1/6；1 的比例为 q 的 0/1 奖励，标准差是 √(q(1 − q))。"),),
+        value=lambda: bias.lone_success_advantage(6),
+        exact=lambda: bias.lone_success_advantage(6, eps=0.0),
+        known=(Known("failure_adv", Text("That is the Â of each of the five wrong responses; the question asks for the right one.",
+                                         "这是五条错误回答各自的 Â；题目问的是那条对的。"),
+                     lambda: A.group_advantages([1, 0, 0, 0, 0, 0])[1]),
                Known("no_std", Text("You subtracted the mean but did not divide by the std.", "你减了均值，但没有除以标准差。"),
-                     lambda: 1 - 1 / 8)),
-        explain=lambda: tr("√(G − 1): the rarer the success, the larger its push — the difficulty bias (难度偏差) of ÷ std.",
-                           "√(G − 1)：成功越罕见，推力越大——这就是 ÷ std 带来的难度偏差。"),
+                     lambda: 1 - 1 / 6),
+               Known("sample_std", Text("That uses the sample std (÷(G − 1)); the question asks for the population std (÷G).",
+                                        "这用的是样本标准差（÷(G − 1)）；题目要总体标准差（÷G）。"),
+                     lambda: bias.lone_success_advantage(6, std="sample"))),
+        explain=lambda: tr("√5 = 2.24, and for any G: √(G − 1) (with the sample std √((G − 1)²/G)). The rarer the "
+                           "success, the larger its push — the difficulty bias (难度偏差) of ÷ std.",
+                           "√5 = 2.24，任意 G 时为 √(G − 1)（样本标准差下为 √((G − 1)²/G)）。成功越罕见，推力越大——"
+                           "这就是 ÷ std 带来的难度偏差。"),
     ),
     Compute(
         id="advantages.p_degenerate", notebook="03", name="p_no_gradient", form=NUMBER,

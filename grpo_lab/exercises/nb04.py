@@ -235,16 +235,27 @@ def _credit_key() -> str:
     return "same" if s2 == s16 else ("G16" if s16 < s2 else "G2")
 
 
+def _push_factors(temperature: float = 1.0) -> tuple[float, float, float]:
+    """G = 16 over G = 2 at the start: (whole push ratio, the (G − 1)/G part, the ÷ std part)."""
+    push = lambda G, scale: credit_emergence.start_push(
+        credit_emergence.CreditConfig(G=G, temperature=temperature, scale=scale))
+    whole, mean_only = push(16, "group") / push(2, "group"), push(16, "none") / push(2, "none")
+    return whole, mean_only, whole / mean_only
+
+
 def _credit_text() -> str:
     st = {G: (tr("not within 100 steps", "100 步内未达到") if v is None else tr(f"{v} steps", f"{v} 步") + _seed_range(G))
           for G, v in _credit_steps().items()}
+    whole, mean_only, std_part = _push_factors()
     return tr(f"G = 16: {st[16]}; G = 2: {st[2]} (the toy's numbers: when π averaged over 4 seeds reaches 0.5; in brackets, "
-              "the range over the single seeds). With an unlikely target most pairs are "
-              "degenerate; a group of 16 usually holds a hit and a miss, so the decisive token gets pushed at once. Credit "
-              "for a token emerges across many samples, not inside one response.",
-              f"G = 16：{st[16]}；G = 2：{st[2]}（这个玩具的数字：4 个随机种子平均的 π 达到 0.5 的步数；括号里是单个随机种子的范围）。目标 token 概率低时大多数两两一组是退化组；"
-              "16 条一组通常既有命中也有未命中，所以关键 token 立刻被推动。对某个 token 的功劳是在大量样本之间涌现的，"
-              "不是在一条回答内部。")
+              f"the range over the single seeds). Not because a large group judges better: at the start G = 16's expected "
+              f"push per step is {whole:.2f}× G = 2's — {mean_only:.3f}× from (G − 1)/G (the group mean includes the response "
+              f"itself) and {std_part:.2f}× from ÷ std (a rare hit in a large group has a small std). §5 equalises the "
+              "pushes: then both take about the same number of steps (16 seeds).",
+              f"G = 16：{st[16]}；G = 2：{st[2]}（这个玩具的数字：4 个随机种子平均的 π 达到 0.5 的步数；括号里是单个随机种子的范围）。"
+              f"并不是因为大组判断得更准：一开始 G = 16 每步的期望推力是 G = 2 的 {whole:.2f} 倍——其中 {mean_only:.3f} 倍来自 "
+              f"(G − 1)/G（组均值里包含这条回答自己），{std_part:.2f} 倍来自 ÷ std（大组里罕见的命中使组标准差很小）。"
+              "§5 把两者的推力调成相同：两者所需步数大致相同（16 个随机种子）。")
 
 
 def _degenerate_placement():
@@ -293,11 +304,11 @@ EXERCISES = (
             "Write `clipped_loss(logp, old_logp, adv, mask, eps)`: the per-token *loss* to minimise, $-\\ell_{i,t}$ with "
             "$\\ell$ of eq. (3), the ratio of eq. (4) and the sequence-level Â_i broadcast over the tokens — but with "
             "DAPO's **asymmetric** clip range: `eps = (eps_low, eps_high)` and ρ is clipped to "
-            "[1 − eps_low, 1 + eps_high]. `logp`, `old_logp`, `mask` are (B, T) tensors, `adv` is (B,). Values at padding "
+            "[1 − eps_low, 1 + eps_high]. `logp`, `old_logp`, `mask` are (B, T) tensors (B responses of T tokens), `adv` is (B,). Values at padding "
             "positions are ignored. The checker also backpropagates through your loss: return a torch.Tensor.",
             "写出 `clipped_loss(logp, old_logp, adv, mask, eps)`：逐 token 要最小化的*损失* $-\\ell_{i,t}$，$\\ell$ 是式 (3)，"
             "比率用式 (4)，序列级的 Â_i 广播到每个 token——但用 DAPO 的**非对称**裁剪范围：`eps = (eps_low, eps_high)`，"
-            "ρ 被裁剪到 [1 − eps_low, 1 + eps_high]。`logp`、`old_logp`、`mask` 是 (B, T) 张量，`adv` 是 (B,)。"
+            "ρ 被裁剪到 [1 − eps_low, 1 + eps_high]。`logp`、`old_logp`、`mask` 是 (B, T) 张量（B 条回答、每条 T 个 token），`adv` 是 (B,)。"
             "填充位置上的值不计。检查器还会对你的损失做反向传播：请返回 torch.Tensor。"),
         hints=(Text("adv[:, None] has shape (B, 1) and broadcasts against (B, T). torch.clamp and torch.minimum do the rest.",
                     "adv[:, None] 的形状是 (B, 1)，可以和 (B, T) 广播。剩下的用 torch.clamp 和 torch.minimum。"),
@@ -408,24 +419,25 @@ EXERCISES = (
     Predict(
         id="credit.emergence", notebook="04", name="faster_credit",
         title=Text("Which group size finds the decisive token first?", "哪种组大小先找到关键 token？"),
-        prompt=Text("§3b's toy: the reward is 1 iff token 0 sits at the decisive position; every token of a response "
+        prompt=Text("§5's toy: the reward is 1 iff token 0 sits at the decisive position; every token of a response "
                     "gets the same Â. Each step samples **32 responses** of one prompt, as 16 groups of **G = 2** or as 2 "
-                    "groups of **G = 16**. Which raises π(token 0) at the decisive position to 0.5 in fewer steps: "
+                    "groups of **G = 16**, with eq. (1) (÷ the group std) and the same learning rate. Which raises π(token 0) at the decisive position to 0.5 in fewer steps: "
                     "`\"G2\"`, `\"G16\"`, or `\"same\"` (same number of responses)?",
-                    "§3b 的玩具：关键位置上是 token 0 时奖励为 1；一条回答的每个 token 得到同一个 Â。每步对一个提示采样 "
-                    "**32 条回答**，分成 16 组 **G = 2** 或 2 组 **G = 16**。哪种方式用更少的步数把关键位置上的 π(token 0) "
+                    "§5 的玩具：关键位置上是 token 0 时奖励为 1；一条回答的每个 token 得到同一个 Â。每步对一个提示采样 "
+                    "**32 条回答**，分成 16 组 **G = 2** 或 2 组 **G = 16**，都用式 (1)（÷ 组标准差）和相同的学习率。哪种方式用更少的步数把关键位置上的 π(token 0) "
                     "提到 0.5：`\"G2\"`、`\"G16\"`，还是一样（`\"same\"`，回答数相同）？"),
         hints=(Text("The target starts unlikely. In a group of 2, how often does exactly one of the two responses hit it "
                     "(so that the group is not degenerate)?",
                     "目标 token 一开始概率很低。2 条一组时，恰好一条命中（这组才不是退化组）的机会有多大？"),),
         options=(Option("G2", Text("G = 2", "G = 2"),
-                        Text("More groups, but most of them are degenerate (both responses miss): no push at all.",
-                             "组更多，但大多数是退化组（两条都没命中）：完全没有推力。")),
+                        Text("More groups, but most pairs are degenerate (both responses miss) and give no push: per step, "
+                             "G = 2's expected push is the smaller one.",
+                             "组更多，但大多数两两一组是退化组（两条都没命中），没有推力：每步的期望推力 G = 2 更小。")),
                  Option("G16", Text("G = 16", "G = 16")),
                  Option("same", Text("the same", "一样"),
-                        Text("The same responses, but not the same advantages: the group decides what counts as better "
-                             "than expected.",
-                             "回答一样多，但优势不一样：由组来决定什么算“比预期好”。"))),
+                        Text("The same responses, but not the same push per step: eq. (1)'s group mean and its ÷ std "
+                             "both make it grow with G.",
+                             "回答一样多，但每步的推力不一样：式 (1) 的组均值和 ÷ std 都让它随 G 变大。"))),
         correct=lambda: _credit_key(), explain=lambda: _credit_text(),
     ),
     Predict(
@@ -444,9 +456,9 @@ EXERCISES = (
                         Text("The shaped rewards are no longer all equal: the KL term differs between responses.",
                              "塑形后的奖励不再全部相等：KL 项在回答之间不同。")),
                  Option("tiny", Text("tiny", "很小"),
-                        Text("They would be tiny without ÷ std; eq. (1) rescales any spread well above its ε guard "
+                        Text("They would be tiny without ÷ std; eq. (1) rescales any spread well above its floor ε_std "
                              "(1e-4 here) to unit std — only a far smaller β (1e-5: std 0.07) leaves them tiny.",
-                             "如果不除以标准差它们会很小；式 (1) 会把任何明显大于其 ε 兜底（这里是 1e-4）的差异放大到"
+                             "如果不除以标准差它们会很小；式 (1) 会把任何明显大于其下限 ε_std（这里是 1e-4）的差异放大到"
                              "单位标准差——只有小得多的 β（1e-5：标准差 0.07）才让它们保持很小。")),
                  Option("unit", Text("unit", "单位大小"))),
         correct=lambda: _placement_key(), explain=lambda: _placement_text(),

@@ -40,6 +40,27 @@ def _step_cases() -> list[Case]:
     return cases
 
 
+def _variant(logp, old_logp, rewards, mask, group_size, *, eps="outside", pad="masked", clip="min", ratio="exp",
+             beta=0.0):
+    """The step loss with one typical slip (the defaults give the reference)."""
+    r = torch.as_tensor(np.asarray(rewards, dtype=float), dtype=logp.dtype).reshape(-1, group_size)
+    var = r.var(dim=1, unbiased=False, keepdim=True)
+    den = {"outside": var.sqrt() + 1e-4, "missing": var.sqrt(), "inside": (var + 1e-4).sqrt()}[eps]
+    adv = torch.where(var == 0, torch.zeros_like(r), (r - r.mean(1, keepdim=True)) / den).reshape(-1, 1)
+    log_ratio = logp - old_logp
+    rho = torch.exp(log_ratio) if ratio == "exp" else log_ratio
+    per_token = {"min": -torch.minimum(rho * adv, rho.clamp(0.8, 1.2) * adv), "none": -rho * adv,
+                 "clamp_only": -rho.clamp(0.8, 1.2) * adv}[clip]
+    if beta:
+        per_token = per_token + beta * (torch.exp(-log_ratio) + log_ratio - 1)     # k3 against old_logp
+    m = mask.to(logp.dtype)
+    if pad == "masked":
+        return ((per_token * m).sum(-1) / m.sum(-1)).mean()
+    if pad == "over_T":
+        return ((per_token * m).sum(-1) / m.shape[-1]).mean()
+    return per_token.mean(-1).mean()                                                 # padding tokens included
+
+
 STEP_MISTAKES = (
     Mistake("interleaved", Text("Your groups are the wrong responses: reshape(-1, group_size) puts prompt k's G responses "
                                 "in row k; reshape(group_size, -1) mixes prompts.",
@@ -58,6 +79,34 @@ STEP_MISTAKES = (
             lambda *a: _step(*a, mode="token-mean")),
     Mistake("no_std", Text("You subtracted the group mean but did not divide by the std (Dr. GRPO's advantage).",
                            "你减了组均值但没有除以标准差（Dr. GRPO 的优势）。"), lambda *a: _step(*a, scale="none")),
+    Mistake("eps_missing", Text("ε is left out of eq. (1): divide by (std + 1e-4), not by the std alone (the 1e-4 is small, "
+                                "but the check is exact).",
+                                "式 (1) 里漏了 ε：要除以 (std + 1e-4)，而不是只除以 std（1e-4 很小，但检查是精确的）。"),
+            lambda *a: _variant(*a, eps="missing")),
+    Mistake("eps_in_sqrt", Text("ε went inside the square root: eq. (1) divides by std + ε, not by √(var + ε).",
+                                "ε 放进了平方根里：式 (1) 除以 std + ε，而不是 √(var + ε)。"),
+            lambda *a: _variant(*a, eps="inside")),
+    Mistake("padding_counted", Text("Padding is counted: eq. (6) averages over each response's own |y_i| tokens (mask.sum(-1)), "
+                                    "not over all T positions.",
+                                    "把填充也算进去了：式 (6) 在每条回答自己的 |y_i| 个 token 上平均（mask.sum(-1)），而不是在全部 T 个位置上。"),
+            lambda *a: _variant(*a, pad="over_T")),
+    Mistake("padding_unmasked", Text("The padding positions are in the loss: multiply the per-token term by the mask before "
+                                     "averaging over each response's |y_i| tokens.",
+                                     "填充位置进入了损失：先把每个 token 的项乘以 mask，再在每条回答的 |y_i| 个 token 上平均。"),
+            lambda *a: _variant(*a, pad="unmasked")),
+    Mistake("no_clip", Text("No clipping: eq. (3) takes min(ρ·Â, clip(ρ, 1 − ε, 1 + ε)·Â) with ε = 0.2; you used ρ·Â alone.",
+                            "没有裁剪：式 (3) 取 min(ρ·Â, clip(ρ, 1 − ε, 1 + ε)·Â)，ε = 0.2；你只用了 ρ·Â。"),
+            lambda *a: _variant(*a, clip="none")),
+    Mistake("clamp_without_min", Text("You clamped ρ but dropped the min: eq. (3) is min(ρ·Â, clip(ρ)·Â), so the clip "
+                                      "only ever lowers the objective.",
+                                      "你裁剪了 ρ，却去掉了 min：式 (3) 是 min(ρ·Â, clip(ρ)·Â)，裁剪只会让目标变小。"),
+            lambda *a: _variant(*a, clip="clamp_only")),
+    Mistake("exp_forgotten", Text("The exp is forgotten: ρ = exp(logp − old_logp); logp − old_logp is the log-ratio.",
+                                  "漏了 exp：ρ = exp(logp − old_logp)；logp − old_logp 只是对数比率。"),
+            lambda *a: _variant(*a, ratio="log")),
+    Mistake("kl_left_in", Text("A KL term is left in: this step has β = 0, so the loss is the clipped term alone.",
+                               "留下了 KL 项：这一步 β = 0，损失只有裁剪项。"),
+            lambda *a: _variant(*a, beta=0.04)),
     Mistake("sign_flipped", Text("The sign is flipped: you returned the objective; the optimiser minimises the loss −ℓ.",
                                  "符号反了：你返回的是目标；优化器最小化的是损失 −ℓ。"), lambda *a: -_step(*a)),
 )
@@ -89,9 +138,16 @@ def _broken_key() -> str:
     return key
 
 
-def _healthy_informative() -> float:
+def _healthy_fracs() -> tuple[float, float]:
+    """frac_all_correct and frac_all_wrong of the healthy run, rounded as the prompt shows them."""
     s = _broken_summary()
-    return broken_runs.BASE["prompts_per_step"] * (1 - s.loc["healthy", "frac_all_correct"] - s.loc["healthy", "frac_all_wrong"])
+    return round(float(s.loc["healthy", "frac_all_correct"]), 3), round(float(s.loc["healthy", "frac_all_wrong"]), 3)
+
+
+def _healthy_informative() -> float:
+    """From the prompt's rounded numbers (the unrounded fractions give a result within the tolerance)."""
+    correct, wrong = _healthy_fracs()
+    return broken_runs.BASE["prompts_per_step"] * (1 - correct - wrong)
 
 
 def _k3_min() -> float:
@@ -126,19 +182,19 @@ EXERCISES = (
         id="lm.groups_with_gradient", notebook="06", name="groups_with_signal", form=NUMBER,
         title=Text("Read the metric table: how many groups teach?", "读指标表：有多少组在教？"),
         prompt=Text(f"A healthy run of the trainer (32 prompts per step) logs, averaged over its last 20 steps, "
-                    f"frac_all_correct = {_broken_summary().loc['healthy', 'frac_all_correct']:.3f} and "
-                    f"frac_all_wrong = {_broken_summary().loc['healthy', 'frac_all_wrong']:.3f}. How many of the 32 groups "
+                    f"frac_all_correct = {_healthy_fracs()[0]:.3f} and "
+                    f"frac_all_wrong = {_healthy_fracs()[1]:.3f}. How many of the 32 groups "
                     "of a step carry a gradient, on average? One number, two decimals.",
                     f"训练器的一次正常运行（每步 32 个提示）在最后 20 步平均记录到 frac_all_correct = "
-                    f"{_broken_summary().loc['healthy', 'frac_all_correct']:.3f}，frac_all_wrong = "
-                    f"{_broken_summary().loc['healthy', 'frac_all_wrong']:.3f}。一步的 32 组里平均有多少组带来梯度？一个数，两位小数。"),
+                    f"{_healthy_fracs()[0]:.3f}，frac_all_wrong = "
+                    f"{_healthy_fracs()[1]:.3f}。一步的 32 组里平均有多少组带来梯度？一个数，两位小数。"),
         hints=(Text("Which groups have Â = 0 for every response? Both fractions count them.",
                     "哪些组的每条回答 Â 都是 0？两个比例数的都是它们。"),),
-        value=_healthy_informative, atol=0.02,
+        value=_healthy_informative, atol=0.025,
         known=(Known("one_kind", Text("You removed only one kind of degenerate group; all-correct and all-wrong groups both "
                                       "give no gradient.",
                                       "你只去掉了一种退化组；全对和全错的组都没有梯度。"),
-                     lambda: 32 * (1 - _broken_summary().loc["healthy", "frac_all_correct"])),
+                     lambda: 32 * (1 - _healthy_fracs()[0])),
                Known("degenerate", Text("That is the number of groups *without* a gradient.", "这是*没有*梯度的组数。"),
                      lambda: 32 - _healthy_informative())),
         explain=lambda: tr("In this run about two thirds of a step's groups are all correct and teach nothing: the gradient "
@@ -181,7 +237,7 @@ EXERCISES = (
         title=Text("Name what went wrong from the metric table", "从指标表说出哪里出了问题"),
         prompt=Text("One of §7's broken runs, beside the healthy one (same seed and size, 100 steps):\n\n" + _broken_table(BROKEN_HEAD.en)
                     + "\n\nWhat was changed: `\"no_warm_start\"` (no SFT warm start), `\"noisy_std\"` (÷σ on rewards "
-                    "with a little noise) or `\"lr_high\"` (learning rate 30× too high)? Commit before the cached runs are "
+                    "with a little noise) or `\"lr_high\"` (learning rate 30× too high)? Decide before the cached runs are "
                     "shown below.",
                     "§7 中一个出了问题的运行，和正常运行并排（同样的随机种子和规模，100 步）：\n\n" + _broken_table(BROKEN_HEAD.zh)
                     + "\n\n改动的是什么：`\"no_warm_start\"`（没有 SFT 热启动）、`\"noisy_std\"`（对带一点噪声的奖励 ÷σ）"

@@ -13,6 +13,8 @@ from grpo_lab.exercises.solutions import dr_grpo_mean, rloo_advantages
 from grpo_lab.i18n import Text, tr
 
 DR = methods.get("dr_grpo").agg          # "seq-mean-token-sum-norm", 1/(B·C)
+# 7.1 and 7.2: a group of five that the notebook never prints (its frozen batches have G = 4)
+HAND_GROUP = [1, 1, 0, 0, 0]
 
 
 def _rloo_cases() -> list[Case]:
@@ -59,36 +61,37 @@ def _dr(values, mask, max_len):
 
 EXERCISES = (
     Compute(
-        id="family.dr_grpo_by_hand", notebook="07", name="dr_grpo_1000", form="[Â_1, Â_2, Â_3, Â_4]",
-        title=Text("Dr. GRPO's advantages for 1,0,0,0", "Dr. GRPO 对 1,0,0,0 的优势"),
-        prompt=Text("Dr. GRPO drops the ÷ std of eq. (1). Compute its advantages for the rewards 1, 0, 0, 0. Four numbers, "
-                    "two decimals.",
-                    "Dr. GRPO 去掉了式 (1) 里的 ÷ std。算出它对奖励 1, 0, 0, 0 的优势。四个数，两位小数。"),
+        id="family.dr_grpo_by_hand", notebook="07", name="dr_grpo_11000", form="[Â_1, …, Â_5]",
+        title=Text("Dr. GRPO's advantages for 1,1,0,0,0", "Dr. GRPO 对 1,1,0,0,0 的优势"),
+        prompt=Text("Dr. GRPO drops the ÷ std of eq. (1). Compute its advantages for the rewards 1, 1, 0, 0, 0 (G = 5). "
+                    "Five numbers, two decimals.",
+                    "Dr. GRPO 去掉了式 (1) 里的 ÷ std。算出它对奖励 1, 1, 0, 0, 0（G = 5）的优势。五个数，两位小数。"),
         hints=(Text("Only the baseline is left: the group mean.", "只剩下基线：组均值。"),),
-        value=lambda: A.group_advantages([1, 0, 0, 0], scale=methods.get("dr_grpo").adv_scale),
+        value=lambda: A.group_advantages(HAND_GROUP, scale=methods.get("dr_grpo").adv_scale),
         known=(Known("grpo", Text("Those are GRPO's advantages, with ÷ std. Dr. GRPO keeps only r − mean.",
                                   "这是 GRPO 的优势，带 ÷ std。Dr. GRPO 只保留 r − mean。"),
-                     lambda: A.group_advantages([1, 0, 0, 0])),
+                     lambda: A.group_advantages(HAND_GROUP)),
                Known("rloo", Text("Those are RLOO's: the mean of the *other* rewards. Dr. GRPO subtracts the mean of all G.",
                                   "这是 RLOO 的：减去*其他*奖励的均值。Dr. GRPO 减去全部 G 个的均值。"),
-                     lambda: A.rloo_advantages([1, 0, 0, 0]))),
-        explain=lambda: tr("The lone success gets +0.75 instead of +1.73: no difficulty bias from ÷ std.",
-                           "唯一的成功得到 +0.75 而不是 +1.73：没有 ÷ std 带来的难度偏差。"),
+                     lambda: A.rloo_advantages(HAND_GROUP))),
+        explain=lambda: tr("Each success gets +0.60 instead of GRPO's +1.22: without ÷ std the scale of Â is the reward's own.",
+                           "每个成功得到 +0.60，而不是 GRPO 的 +1.22：去掉 ÷ std 后，Â 的尺度就是奖励本身的尺度。"),
     ),
     Compute(
-        id="family.rloo_by_hand", notebook="07", name="rloo_1000", form="[Â_1, Â_2, Â_3, Â_4]",
-        title=Text("RLOO's advantages for 1,0,0,0", "RLOO 对 1,0,0,0 的优势"),
+        id="family.rloo_by_hand", notebook="07", name="rloo_11000", form="[Â_1, …, Â_5]",
+        title=Text("RLOO's advantages for 1,1,0,0,0", "RLOO 对 1,1,0,0,0 的优势"),
         prompt=Text("RLOO subtracts from each reward the mean of the **other** G − 1 rewards of its group. Compute its "
-                    "advantages for 1, 0, 0, 0. Four numbers, two decimals.",
-                    "RLOO 从每个奖励里减去同组**其他** G − 1 个奖励的均值。算出它对 1, 0, 0, 0 的优势。四个数，两位小数。"),
-        hints=(Text("For the first response the others are 0, 0, 0; for the second they are 1, 0, 0.",
-                    "对第一条回答，其他的是 0, 0, 0；对第二条，其他的是 1, 0, 0。"),),
-        value=lambda: A.rloo_advantages([1, 0, 0, 0]),
+                    "advantages for 1, 1, 0, 0, 0 (G = 5). Five numbers, two decimals.",
+                    "RLOO 从每个奖励里减去同组**其他** G − 1 个奖励的均值。算出它对 1, 1, 0, 0, 0（G = 5）的优势。五个数，两位小数。"),
+        hints=(Text("For the first response the others are 1, 0, 0, 0; for the third they are 1, 1, 0, 0.",
+                    "对第一条回答，其他的是 1, 0, 0, 0；对第三条，其他的是 1, 1, 0, 0。"),),
+        value=lambda: A.rloo_advantages(HAND_GROUP),
         known=(Known("included_self", Text("You included each reward in its own baseline (the mean of all G): that is Dr. GRPO's.",
                                            "你把每个奖励算进了它自己的基线（全部 G 个的均值）：那是 Dr. GRPO 的。"),
-                     lambda: A.group_advantages([1, 0, 0, 0], scale="none")),),
-        explain=lambda: tr("RLOO = G/(G − 1)·(r − mean): Dr. GRPO's advantages scaled by 4/3, and unbiased.",
-                           "RLOO = G/(G − 1)·(r − mean)：Dr. GRPO 的优势乘以 4/3，且无偏。"),
+                     lambda: A.group_advantages(HAND_GROUP, scale="none")),),
+        explain=lambda: tr("RLOO = G/(G − 1)·(r − mean): Dr. GRPO's advantages scaled by 5/4, with a baseline that does "
+                           "not contain the reward it is subtracted from.",
+                           "RLOO = G/(G − 1)·(r − mean)：Dr. GRPO 的优势乘以 5/4，而且基线里不含被减去它的那个奖励。"),
     ),
     Implement(
         id="advantages.rloo", notebook="07", name="rloo_advantages",

@@ -60,7 +60,7 @@ EXERCISES = (
         id="real.extract_answer", notebook="08", name="extracted",
         title=Text("What does the verifier read from this reply?", "验证器从这条回复里读出什么？"),
         prompt=Text("The reply below changes its mind after a `####` line:\n\n```\n" + TRICKY + "\n```\n\n"
-                    "What does `extract_answer` return: `\"42\"`, `\"43\"` or nothing (`\"none\"`)? Commit before the "
+                    "What does `extract_answer` return: `\"42\"`, `\"43\"` or nothing (`\"none\"`)? Decide before the "
                     "verifier's rule is shown.",
                     "下面这条回复在 `####` 行之后又改了主意：\n\n```\n" + TRICKY + "\n```\n\n"
                     "`extract_answer` 返回什么：`\"42\"`、`\"43\"`，还是什么都没有（`\"none\"`）？在显示验证器的规则之前先作答。"),

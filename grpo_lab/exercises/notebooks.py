@@ -115,13 +115,14 @@ def _nbgrader(grade_id: str, *, solution=False, grade=False, points=None, locked
     return {"nbgrader": meta}
 
 
-def _number(e: Exercise) -> str:
-    """"4.4": the notebook number and the position among that notebook's exercises (stable when cells move)."""
-    return f"{int(e.notebook)}.{[x.id for x in by_notebook(e.notebook)].index(e.id) + 1}"
+def _label(nn: str) -> str:
+    """"4b" for notebook "04b", "3" for "03": how an exercise number names its notebook."""
+    return nn.lstrip("0") or "0"
 
 
-def _exercise_block(e: Exercise, variant: str, placed: str | None) -> list:
-    """Prompt, answer, check (and reveal) cells of one exercise; ``placed``: the anchor cell id for a body placement."""
+def _exercise_block(e: Exercise, variant: str, placed: str | None, number: str) -> list:
+    """Prompt, answer, check (and reveal) cells of one exercise; ``placed``: the anchor cell id for a body placement;
+    ``number``: "4b.2", its place in the page order of the notebook that shows it."""
     slug = _slug(e)
     gid = lambda role: f"{role}-{slug}"                     # noqa: E731  nbgrader grade_id
     info = {"exercise": e.id}
@@ -129,7 +130,7 @@ def _exercise_block(e: Exercise, variant: str, placed: str | None) -> list:
         info["anchor"] = placed
     meta = lambda role: {"grpo_lab": {**info, "role": role}}   # noqa: E731
     tags = ("exercise", "placed") if placed is not None else ("exercise",)
-    head = f"**{tr('Exercise', '练习')} {_number(e)} · {KIND_LABEL[e.kind]} — {e.title}**{tr(' (', '（')}`{e.id}`{tr(')', '）')}"
+    head = f"**{tr('Exercise', '练习')} {number} · {KIND_LABEL[e.kind]} — {e.title}**{tr(' (', '（')}`{e.id}`{tr(')', '）')}"
     cells = [_cell("markdown", f"{head}\n\n{e.prompt}", f"ex-{slug}-prompt", tags + ("prompt",), **meta("prompt"))]
     answer = {"student": e.stub_code, "solution": e.solution_code, "nbgrader": e.nbgrader_code}[variant]()
     extra = _nbgrader(gid("answer"), solution=True) if variant == "nbgrader" else {}
@@ -170,13 +171,17 @@ def exercise_cells(nn: str, variant: str = "student", lang: str | None = None, f
             where, cell = destination(e, folder)
             if stem is not None and where == stem or stem is None and where is None and e.notebook == nn:
                 (placed if cell is not None else section).append((e, cell))
+        # numbered in page order: the predictions in the order of their anchors, then the Exercises section
+        order = placement.cell_order(folder / f"{stem}.ipynb") if stem is not None else []
+        placed.sort(key=lambda ec: order.index(ec[1]) if ec[1] in order else len(order))
+        numbers = {e.id: f"{_label(nn)}.{k}" for k, (e, _) in enumerate(placed + section, 1)}
         for e, cell in placed:
-            cells += _exercise_block(e, variant, cell)
+            cells += _exercise_block(e, variant, cell, numbers[e.id])
         if section:
             cells.append(_cell("markdown", str(INTRO), f"ex-{nn}-intro", ("exercise",)))
             cells.append(_cell("code", SETUP, f"ex-{nn}-setup", ("exercise", "setup")))
         for e, _ in section:
-            cells += _exercise_block(e, variant, None)
+            cells += _exercise_block(e, variant, None, numbers[e.id])
         nxt = next_notebook(nn)
         if nxt is not None:
             name, title = nxt

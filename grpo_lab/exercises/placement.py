@@ -10,8 +10,8 @@ Each entry lists candidates in order of preference: the first whose notebook exi
 folder and holds the anchor cell wins. That is how a topic can move to a notebook that does
 not exist yet: the KL exercises name ``04b_kl_penalty`` first (the KL part of 04, split off
 with the same cell ids) and ``04_grpo_loss`` second, so they follow the cells wherever they
-are. Exercise ids and numbers ("Exercise 4.4") never change: the number is the position in
-the exercise's home notebook (``Exercise.notebook``).
+are. Exercise ids never change; the number ("Exercise 4b.2") is the exercise's place in the page
+order of the notebook that shows it, so a student meets 4b.1, 4b.2, … in that order.
 """
 from __future__ import annotations
 
@@ -61,6 +61,12 @@ def cell_ids(path) -> frozenset:
     if key not in _IDS:
         _IDS[key] = frozenset(c.get("id") for c in nbformat.read(path, as_version=4).cells)
     return _IDS[key]
+
+
+def cell_order(path) -> list:
+    """The cell ids of a notebook in page order (empty if it does not exist)."""
+    path = Path(path)
+    return [c.get("id") for c in nbformat.read(path, as_version=4).cells] if path.exists() else []
 
 
 def home_stem(notebook: str, folder) -> str | None:

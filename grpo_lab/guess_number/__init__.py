@@ -1,16 +1,17 @@
-"""Guess-the-number: the advantage function A = Q − V, exactly and by sampling (seed 004 §一).
+"""Guess-the-number: the advantage function A = Q − V, exactly and by sampling (lecture notes 004 §一).
 
-The game (seed 004, L9 p.27). A secret is uniform over the consistent candidates (at the
+The game (lecture notes 004, L9 p.27). A secret is uniform over the consistent candidates (at the
 start 1..N). Each guess costs one of K tries; the host answers ``"higher"`` (the secret is
 higher than the guess: the guess was too small), ``"lower"`` (too big) or ``"correct"``.
 Success pays reward 1, otherwise 0. The *cost variant* also charges ``cost`` for every
 guess, so rewards arrive along the way and the reward-to-go (后续回报) differs from the
 total return.
 
-The seed's example: after "8: too small" and "12: too big" the candidates are {9, 10, 11}
-with two tries left. (The seed writes these hints as "8 / 偏大、12 / 偏小", describing where
-the secret lies; :func:`parse_hints` reads 偏大/偏小 the natural way, as a verdict on the
-*guess* — 偏大 "too big", 偏小 "too small" — so the seed's state is typed "8 偏小, 12 偏大".) Guessing 11 and failing leaves two candidates and one try; guessing 10 and
+The lecture notes' example: after "8: too small" and "12: too big" the candidates are {9, 10, 11}
+with two tries left. (The lecture notes write these hints as "8 / 偏大、12 / 偏小", describing
+where the secret lies; :func:`parse_hints` reads them the same way — 偏大 "the secret is
+bigger" = ``"higher"``, 偏小 "the secret is smaller" = ``"lower"`` — so the notes' state is
+typed "8 偏大, 12 偏小".) Guessing 11 and failing leaves two candidates and one try; guessing 10 and
 failing leaves one candidate and one try. Under the uniform policy
 
     Q(10) = 1/3 + 2/3 · 1   = 1,       Q(9) = Q(11) = 1/3 + 2/3 · 1/2 = 2/3,
@@ -51,7 +52,7 @@ E_a[b(h)∇log π] = 0 (L9 p.29); they differ in variance. :func:`train` runs RE
 
 TRL and verl do not model multi-step games: an LLM response is one action sequence with one
 terminal reward, so there every token's reward-to-go equals the total return and GRPO
-broadcasts one sequence-level advantage to all tokens (seed 000, eq. (1)). This package is
+broadcasts one sequence-level advantage to all tokens (lecture notes 000, eq. (1)). This package is
 the multi-step picture that explains what that broadcast gives up.
 
 Modules: :mod:`~grpo_lab.guess_number.game` (rules, hints, policies),

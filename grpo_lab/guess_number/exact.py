@@ -1,4 +1,4 @@
-"""Exact V, Q and A = Q − V by dynamic programming over (candidates, tries left) (seed 004 §一).
+"""Exact V, Q and A = Q − V by dynamic programming over (candidates, tries left) (lecture notes 004 §一).
 
 The DP runs over set sizes, not number sets (see "Why sizes suffice" in
 :mod:`grpo_lab.guess_number`); :func:`one_step_tree` lists what each guess leads to.

@@ -1,4 +1,4 @@
-"""Guess-the-number, the game: rules, hints, states and the rank-based policies (seed 004 §一).
+"""Guess-the-number, the game: rules, hints, states and the rank-based policies (lecture notes 004 §一).
 
 See :mod:`grpo_lab.guess_number` for the whole story; this module holds what the other
 three (:mod:`~grpo_lab.guess_number.exact`, :mod:`~grpo_lab.guess_number.monte_carlo`,
@@ -21,7 +21,7 @@ BASELINES = ("none", "constant", "value")
 RETURNS = ("total", "to-go")
 PG_ESTIMATORS = tuple((ret, b) for ret in RETURNS for b in BASELINES)
 
-#: the seed's state: 8 was too small, 12 too big -> {9, 10, 11}, two tries left
+#: the lecture notes' state: 8 was too small, 12 too big -> {9, 10, 11}, two tries left
 SEED_HINTS = ((8, "higher"), (12, "lower"))
 SEED_CANDIDATES = (9, 10, 11)
 SEED_TRIES = 2
@@ -29,8 +29,11 @@ MAX_N = 200          # largest candidate set the DP accepts (O(K·M²) memory)
 MAX_TRIES = 20
 
 _FEEDBACK_ALIASES = {
-    "higher": "higher", "too small": "higher", "small": "higher", "偏小": "higher", "<": "higher",
-    "lower": "lower", "too big": "lower", "big": "lower", "too large": "lower", "偏大": "lower", ">": "lower",
+    "higher": "higher", "too small": "higher", "small": "higher", "<": "higher",
+    "lower": "lower", "too big": "lower", "big": "lower", "too large": "lower", ">": "lower",
+    # the lecture notes' wording (lecture notes 004 §一, L9 p.27: "8 / 偏大、12 / 偏小" -> {9, 10, 11}):
+    # 偏大 / 偏小 say where the *secret* lies, "bigger" / "smaller" than the guess
+    "偏大": "higher", "偏小": "lower",
 }
 
 
@@ -169,8 +172,10 @@ def parse_hints(hints) -> list[tuple[int, str]]:
     """Hints as ``[(guess, "higher" | "lower"), ...]``.
 
     Accepts that list, or a string such as ``"8 higher, 12 lower"``, ``"8: too small;
-    12: too big"`` or ``"8 偏小, 12 偏大"``. ``"higher"`` means the secret is
-    higher than the guess (the guess was too small, 偏小); 偏大 means the guess was too big.
+    12: too big"`` or, in the lecture notes' wording, ``"8 / 偏大、12 / 偏小"``. ``"higher"``
+    means the secret is higher than the guess (the guess was too small); 偏大 / 偏小 follow the
+    lecture notes (004 §一, L9 p.27) and describe the secret: 偏大 = the secret is bigger
+    (``"higher"``), 偏小 = the secret is smaller (``"lower"``).
     """
     if hints is None:
         return []

@@ -42,10 +42,8 @@ def settings() -> dict:
 
 def describe_settings(experiment: str) -> str:
     """One line per condition of ``experiment``: its preset and the overrides it ran with."""
-    meta = settings()
-    commit = str(meta.get("git_commit"))[:10]
-    lines = [tr(f"{experiment}: base {meta['base']}, code {commit}",
-                f"{experiment}：基础设置 {meta['base']}，代码版本 {commit}")]
+    meta = settings()                     # (its provenance stays in the JSON, not in what a student reads)
+    lines = [tr(f"{experiment}: base {meta['base']}", f"{experiment}：基础设置 {meta['base']}")]
     for cond, kw in meta["conditions"][experiment].items():
         lines.append(f"  {cond}{tr(': ', '：')}" + ", ".join(f"{k}={v}" for k, v in kw.items()))
     return "\n".join(lines)

@@ -50,6 +50,9 @@ from grpo_lab.lm.config import GRPOConfig
 from grpo_lab.lm.handoff_beyond import VERL_POLICY_LOSS, Row, row_policy_loss, row_rollout_is, row_sampler
 
 TRL_VERSION_CHECKED = "1.16.0"
+# TRL 1.16's default of GRPOConfig.use_bias_correction_kl (tests/test_handoff.py reads it from the installed
+# TRL's dataclass field): True multiplies the k3 term by the ratio ρ. The mapping passes False (eq. (2)).
+TRL_BIAS_CORRECTION_KL_DEFAULT = True
 
 # Our aggregation modes (grpo_lab.losses.MODES) in each framework, derived from the registry:
 # TRL's loss_type is named after the method whose aggregation it is (grpo: eq. 6, dapo: eq. 7
@@ -168,7 +171,7 @@ def _row_device(c: GRPOConfig) -> _Row:
         return _Row(concept, ours, {"use_cpu": True, "bf16": False}, {},
                     trl_note="TRL's bf16 default is True", verl_note="verl needs GPUs")
     return _Row(concept, ours, {"bf16": bool(c.bf16 and cuda)}, {},
-                trl_note="device='auto' resolved on this machine" if c.device == "auto" else "",
+                trl_note="device='auto' resolved when translated" if c.device == "auto" else "",
                 verl_note="GPUs only; FSDP mixed precision (bf16 compute, fp32 parameters) by default")
 
 
@@ -250,7 +253,8 @@ def _rows_kl(c: GRPOConfig) -> list[_Row]:
                 "algorithm.kl_penalty": VERL_KL_TYPE[c.kl_kind], "algorithm.kl_ctrl.type": "fixed",
                 "algorithm.kl_ctrl.kl_coef": c.beta}
     return [_Row(concept, ours, trl, verl, trl_error=trl_err,
-                 trl_note="k3 always; use_bias_correction_kl=False keeps eq. (2)'s unweighted KL term",
+                 trl_note=f"k3 always; use_bias_correction_kl=False keeps eq. (2)'s unweighted KL term "
+                          f"(TRL's default is {TRL_BIAS_CORRECTION_KL_DEFAULT})",
                  verl_note="low_var_kl is k3 clamped to [−10, 10]" if c.kl_kind == "k3" else "")]
 
 
@@ -414,8 +418,9 @@ DIFFERENCES: list[Difference] = [
                "a config that omits it silently runs DAPO's aggregation; the mapping always passes it"),
     Difference("KL estimator and its defaults (eq. 5)",
                "kl_kind k1/k2/k3 (default k3), β = 0.04 in the grpo preset, 0 in the others",
-               "always k3; beta defaults to 0.0; use_bias_correction_kl=True (default) multiplies the KL "
-               "term by the ratio ρ — the mapping sets it False to keep eq. (2)",
+               "always k3; beta defaults to 0.0; use_bias_correction_kl defaults to "
+               f"{TRL_BIAS_CORRECTION_KL_DEFAULT}, which multiplies the KL term by the ratio ρ — the mapping passes "
+               "False to keep eq. (2)",
                "kl_loss_type 'kl' (k1), 'mse' (k2 = ½Δ²), 'low_var_kl' (k3, default, clamped to [−10, 10]); "
                "use_kl_loss defaults to False, kl_loss_coef to 0.001",
                "with the bias correction TRL's KL gradient differs even on-policy (ρ = 1 but ∂ρ ≠ 0)"),

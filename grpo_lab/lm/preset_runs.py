@@ -44,6 +44,9 @@ RUN_SETS = {
               (("G=2", "grpo", {"G": 2}), ("G=4", "grpo", {"G": 4}), ("G=8", "grpo", {}),
                ("G=16", "grpo", {"G": 16}), ("τ=0.7", "grpo", {"temperature": 0.7}),
                ("τ=1.3", "grpo", {"temperature": 1.3}))),
+    # notebook 06 §4 and §6: the class-size run, eq. (6) vs eq. (7) aggregation (200 steps, μ = 1)
+    "aggregation": ("aggregation_runs.csv", dict(steps=200, mu=1),
+                    (("eq6", "grpo", {}), ("eq7", "grpo", {"agg": "token-mean"}))),
 }
 
 
@@ -62,8 +65,9 @@ def _one_run(args):
         df.insert(0, "run", label)
     for col, field_name in RUN_SETTINGS.items():      # the settings that shaped the run, constant per run
         df[col] = getattr(cfg, field_name)
-    ev = {f"eval_{when}_{k}": v for when in ("before", "after")
-          for k, v in df.attrs.get(f"eval_{when}", {}).get("greedy", {}).items() if k != "n"}
+    ev = {f"eval_{when}_{'' if kind == 'greedy' else 'sampled_'}{k}": v for when in ("before", "after")
+          for kind in ("greedy", "sampled")
+          for k, v in df.attrs.get(f"eval_{when}", {}).get(kind, {}).items() if k != "n"}
     for k, v in ev.items():
         df[k] = v
     df.attrs = {}

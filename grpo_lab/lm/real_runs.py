@@ -382,8 +382,34 @@ def push_html(tokens: list[str], adv: float, *, scale: float = 2.0) -> str:
     return f'<div style="line-height:1.9;font-family:monospace">{spans}</div>'
 
 
+def setups(data: dict) -> dict:
+    """Which files share a computing set-up, from :func:`load`'s result (the provenance each file records).
+
+    {"second": evaluations whose file records the processor (made in the second set-up),
+    "repeat_curves": runs whose training record is a repeat of the recipe and seed, made in the second
+    set-up after the evaluation (``run_meta[...]["rebuilt"]``), "base_agreement": on the first 16
+    problems, how many greedy replies, greedy correctness, c and f of the base model agree between the
+    two set-ups, "base_repeat": the same within the second set-up}."""
+    second = sorted(n for n, m in data["eval_meta"].items() if m.get("env", {}).get("cpu"))
+    repeat = sorted(n for n, m in data["run_meta"].items() if "rebuilt" in m)
+    rep = data.get("reproducibility") or {}
+    return {"second": second, "repeat_curves": repeat, "base_agreement": rep.get("against_committed_before"),
+            "base_repeat": rep.get("same_machine_twice"), "problems": rep.get("problems")}
+
+
+def claim_frame(claims: dict, metrics=None) -> pd.DataFrame:
+    """{(run, metric): Claim} as a table: one row per run, one column per metric, each cell
+    "+0.502 [+0.454, +0.549]" (value and 95 % interval); a cell whose interval holds 0 ends in " ·"."""
+    metrics = list(metrics or dict.fromkeys(m for _, m in claims))
+    rows = {}
+    for (run, m), c in claims.items():
+        if m in metrics:
+            rows.setdefault(run, {})[m] = f"{c.value:+.3f} [{c.lo:+.3f}, {c.hi:+.3f}]" + ("" if c.detectable else " ·")
+    return pd.DataFrame(rows).T.reindex(columns=metrics)
+
+
 __all__ = ["DATA_DIR", "MODEL", "LEVELS", "EVAL_PER_LEVEL", "PROBE_PER_LEVEL", "EVAL_SAMPLES", "EVAL_MAX_NEW",
            "TEMPERATURES", "EVAL_SEED", "TRAIN", "Run", "RUNS", "RFT", "run_named", "choose_temperature", "informative_share",
            "code_version", "data_dir", "load", "summary_table", "per_problem", "coverage", "PASS_KS", "jobs_done",
            "per_problem_values", "passk_curve", "training_summary", "resample_lost", "Claim", "claim",
-           "PROBLEMS", "SEEDS", "against_seeds", "between_methods", "push_html"]
+           "PROBLEMS", "SEEDS", "against_seeds", "between_methods", "push_html", "setups", "claim_frame"]

@@ -461,36 +461,37 @@ class RemediesPanel(ReadoutPanel):
 # ---------------------------------------------------------------------------------
 # Figures for slides (`make figures`)
 # ---------------------------------------------------------------------------------
-def fig_group_1000():
-    return GroupEditorPanel().set_rewards([1, 0, 0, 0])
+def push_by_k_figure(G: int = 10, *, figsize=(7.6, 3.4)):
+    """Bars: the push Σ_i |Â_i| a group with k of G correct hands out, relative to the medium group,
+    with ÷σ (GRPO) and without (Dr. GRPO). The difficulty bias is the gap at the ends (k = 1, G − 1)."""
+    import matplotlib.pyplot as plt
 
-
-def fig_group_degenerate():
-    return GroupEditorPanel().set_rewards([1, 1, 1, 1])
-
-
-def fig_group_sample_std():
-    return GroupEditorPanel(std="sample").set_rewards([1, 1, 0, 0])
-
-
-def fig_difficulty():
-    return DifficultyPanel(p=0.1, G=8)
-
-
-def fig_difficulty_relative():
-    return DifficultyPanel(p=0.1, G=8, relative=True)
-
-
-def fig_noise():
-    return NoisePanel(eps=1e-4, G=8)
-
-
-def fig_remedies():
-    return RemediesPanel()
+    k = np.arange(1, G)
+    w_std, w_none = (bias.weight_by_k(G, scale=sc, eps=0.0)[1:G] for sc in ("group", "none"))
+    w_std, w_none = w_std / w_std.max(), w_none / w_none.max()
+    with plt.ioff():
+        fig, ax = plt.subplots(figsize=figsize, layout="constrained")
+    ax.bar(k - 0.2, w_std, 0.4, color=STD_COLOR, label=tr("GRPO (÷ group std)", "GRPO（÷ 组标准差）"))
+    ax.bar(k + 0.2, w_none, 0.4, color=NONE_COLOR, label=tr("Dr. GRPO (no std)", "Dr. GRPO（不除标准差）"))
+    for x in (1, G - 1):
+        ax.annotate(f"×{w_std[x - 1] / w_none[x - 1]:.2f}", (x, w_std[x - 1]), xytext=(0, 4),
+                    textcoords="offset points", ha="center", fontsize=8)
+    ax.set_xticks(k)
+    ax.set_xlabel(tr(f"k = number of correct responses in a group of G = {G}", f"k = G = {G} 条回答中正确的条数"))
+    ax.set_ylabel(tr("push Σ|Â_i|, relative to the medium group", "推力 Σ|Â_i|，相对中等难度的组"))
+    ax.set_ylim(0, 1.35)
+    ax.set_title(tr("Difficulty bias: ÷σ keeps more push on nearly-all-wrong and nearly-all-right groups",
+                    "难度偏差：÷σ 给几乎全错、几乎全对的组保留更多推力"), fontsize=9)
+    ax.legend(loc="upper center", ncol=2, fontsize=8, frameon=False)      # above the bars, not over them
+    return fig
 
 
 # name -> builder returning a Panel (or a Figure); collected by grpo_lab.figures
-FIGURES = {"03_group_1000": fig_group_1000, "03_group_degenerate": fig_group_degenerate,
-           "03_group_sample_std": fig_group_sample_std, "03_difficulty": fig_difficulty,
-           "03_difficulty_relative": fig_difficulty_relative, "03_noise": fig_noise,
-           "03_remedies": fig_remedies}
+FIGURES = {"03_group_1000": lambda: GroupEditorPanel().set_rewards([1, 0, 0, 0]),
+           "03_group_degenerate": lambda: GroupEditorPanel().set_rewards([1, 1, 1, 1]),
+           "03_group_sample_std": lambda: GroupEditorPanel(std="sample").set_rewards([1, 1, 0, 0]),
+           "03_difficulty": lambda: DifficultyPanel(p=0.1, G=8),
+           "03_difficulty_relative": lambda: DifficultyPanel(p=0.1, G=8, relative=True),
+           "03_push_by_k": push_by_k_figure,
+           "03_noise": lambda: NoisePanel(eps=1e-4, G=8), "03_remedies": lambda: RemediesPanel()}
+

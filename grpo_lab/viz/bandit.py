@@ -152,11 +152,20 @@ def _ladder_curves(cfg: bandit.TrainConfig) -> dict:
 
 @register("bandit.ladder")
 class LadderPanel(Panel):
-    """SGD on θ with each baseline: mean p over seeds (left) and its spread across seeds (right)."""
+    """SGD on θ with each baseline, as small multiples: mean p over seeds (left) and its spread across seeds
+    (right); top row the fixed or learned baselines, bottom row the group baselines, with no baseline
+    (dashed grey) in both rows as the reference."""
 
     title = "Training p = σ(θ) with each rung of the baseline ladder (same samples for every rung)"
-    figsize = (9.6, 4.0)
+    figsize = (9.6, 6.0)
     bench_moves = [{"lr": lr, "G": G} for lr, G in [(0.5, 4), (1.0, 8), (0.3, 2), (0.8, 6)]]
+    ROWS = (("baselines without a group", ("none", "constant", "running", "value", "optimal")),
+            ("group baselines (G samples per step)", ("none", "group", "loo")))
+    STYLE = {"none": dict(ls="--", lw=1.4), "constant": dict(ls="-", lw=1.6), "running": dict(ls="-.", lw=1.6),
+             "value": dict(ls=":", lw=2.0), "optimal": dict(ls="-", lw=3.0, alpha=0.6),
+             "group": dict(ls="-", lw=1.8), "loo": dict(ls="--", lw=1.8)}
+    LABEL = {"none": "no baseline", "constant": "constant 0.5", "running": "running mean", "value": "learned value",
+             "optimal": "optimal b* = 1 − p", "group": "group mean (GRPO)", "loo": "leave-one-out (RLOO)"}
 
     def make_controls(self):
         return {"lr": slider("learning rate", 0.5, 0.05, 2.0, 0.05, fmt=".2f"),
@@ -168,25 +177,35 @@ class LadderPanel(Panel):
         return _ladder_curves(bandit.TrainConfig(lr=lr, G=G, steps=steps, seeds=32, seed=seed))
 
     def build(self, fig):
-        self.ax, self.ax_sd = fig.subplots(1, 2)
+        axes = fig.subplots(2, 2, sharex=True)
+        self.axes = axes
+        self.ax, self.ax_sd = axes[0]
         self.mean, self.sd = {}, {}
-        for rung, c in LADDER_COLORS.items():
-            self.mean[rung] = self.dynamic(self.ax.plot([], [], color=c, label=rung, lw=1.6)[0])
-            self.sd[rung] = self.dynamic(self.ax_sd.plot([], [], color=c, label=rung, lw=1.6)[0])
-        self.ax.set_ylim(0, 1)
-        self.ax.set_xlabel("SGD step")
-        self.ax.set_ylabel("mean p = π(A) over 32 seeds")
-        self.ax.legend(loc="lower right", fontsize=8, ncol=2)
-        self.ax_sd.set_ylim(0, 0.3)
-        self.ax_sd.set_xlabel("SGD step")
-        self.ax_sd.set_ylabel("std of p across seeds")
+        self.lines = []                                   # (rung, mean line, spread line) for every drawn pair
+        for (row_title, rungs), (ax_m, ax_s) in zip(self.ROWS, axes):
+            for rung in rungs:
+                kw = dict(color=LADDER_COLORS[rung], label=self.LABEL[rung], **self.STYLE[rung])
+                lm = self.dynamic(ax_m.plot([], [], **kw)[0])
+                ls = self.dynamic(ax_s.plot([], [], **kw)[0])
+                self.lines.append((rung, lm, ls))
+                self.mean.setdefault(rung, lm)
+                self.sd.setdefault(rung, ls)
+            ax_m.set_ylim(0, 1)
+            ax_m.set_ylabel("mean p = π(A), 32 seeds")
+            ax_m.set_title(row_title, fontsize=9, loc="left")
+            ax_m.legend(loc="lower right", fontsize=7.5)
+            ax_s.set_ylim(0, 0.3)
+            ax_s.set_ylabel("std of p across seeds")
+        for ax in axes[1]:
+            ax.set_xlabel("SGD step")
 
     def draw(self, r):
-        for rung, (mean, sd) in r.items():
+        for rung, lm, ls in self.lines:
+            mean, sd = r[rung]
             x = np.arange(mean.size)
-            self.mean[rung].set_data(x, mean)
-            self.sd[rung].set_data(x, sd)
-        for ax in (self.ax, self.ax_sd):
+            lm.set_data(x, mean)
+            ls.set_data(x, sd)
+        for ax in self.axes.flat:
             ax.set_xlim(0, mean.size - 1)
 
 

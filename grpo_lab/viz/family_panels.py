@@ -1,4 +1,4 @@
-"""Panels and figures for notebook 07: the 2025 branches side by side (seed 004 §三–四, seed 000 §2.3).
+"""Panels and figures for notebook 07: the 2025 branches side by side (lecture notes 004 §三–四, 000 §2.3).
 
 * :class:`FrozenBatchPanel` ("family.frozen_batch"): pick a frozen batch; bars of Â_i and
   of the total push on each answer for GRPO, Dr. GRPO, DAPO, GSPO and RLOO, and one heat map
@@ -216,7 +216,7 @@ class CreditView:
 class CreditPanel(Panel):
     """λ and γ sliders: GAE A_t per token (bars) vs GRPO's Â_i on every token (line)."""
 
-    title = "Credit assignment on one answer: PPO's GAE (per token) vs GRPO's broadcast Â_i (seed 000 §2.3)"
+    title = "Credit assignment on one answer: PPO's GAE (per token) vs GRPO's broadcast Â_i (lecture notes 000 §2.3)"
     figsize = (9.6, 4.6)
     bench_moves = [{"lam": lam, "gamma": g} for lam, g in [(0.95, 1.0), (0.0, 1.0), (1.0, 1.0), (0.5, 0.9)]]
 
@@ -291,15 +291,24 @@ RUN_PANELS = (("reward_mean", "reward (mean over the step's answers)"),
               ("kl", "KL(π_θ‖π_ref) (k3)"))
 
 
+# What the cached runs show, per seed over the last 50 steps (notebook 07's check cell asserts them on the data)
+RUNS_DAPO_GROUPS = 4                                              # groups sampled per step, × P
+# clipped tokens per seed, in % of tokens: (lowest, highest, decimals they are rounded to)
+RUNS_CLIP_RANGES = {"gspo": (9, 13, 0), "token-level": (0.1, 0.3, 1)}
+RUNS_CLIP_GSPO, RUNS_CLIP_TOKEN = (f"{lo:g}–{hi:g} %" for lo, hi, _ in RUNS_CLIP_RANGES.values())
+
+
 RUNS_WHAT_TO_SEE = see(
     "Nothing to move: read the six panels from top left, one colour per preset.",
     "不用动任何控件：从左上角开始读六个面板，每种颜色一个预设。",
     "Reward, lengths, the degenerate-group share, groups sampled per step, clipped fraction and KL over 150 steps "
     "(mean over seeds, band ± one standard error).",
     "150 步内的奖励、长度、退化组占比、每步采样的组数、裁剪比例和 KL（各随机种子平均，阴影为 ±1 个标准误）。",
-    "DAPO samples far more groups per step to stay informative, and GSPO clips about 50 times more tokens than the "
-    "token-level presets; the reward curves differ less between presets than between seeds.",
-    "DAPO 每步要采样多得多的组才能保持有信息量，GSPO 裁剪的 token 约为 token 级预设的 50 倍；各预设之间奖励曲线的差别小于随机种子之间的差别。",
+    f"DAPO samples about {RUNS_DAPO_GROUPS}× as many groups per step to stay informative; GSPO clips "
+    f"{RUNS_CLIP_GSPO} of the tokens per seed, the token-level presets {RUNS_CLIP_TOKEN}. The reward curves "
+    "differ less between presets than between seeds.",
+    f"DAPO 每步要采样约 {RUNS_DAPO_GROUPS} 倍的组才能保持有信息量；GSPO 每个随机种子裁剪 {RUNS_CLIP_GSPO} 的 token，"
+    f"token 级预设只裁剪 {RUNS_CLIP_TOKEN}。各预设之间奖励曲线的差别小于随机种子之间的差别。",
 )
 
 

@@ -1,4 +1,4 @@
-"""Panels and figures for notebooks 04 (the clipped term, seed 000 §2) and 04b (the KL term, §3, eq. (5)).
+"""Panels and figures for notebooks 04 (the clipped term, lecture notes 000 §2) and 04b (the KL term, §3, eq. (5)).
 
 Every number drawn here comes from :mod:`grpo_lab.losses` (the same functions the LM
 trainer calls), :mod:`grpo_lab.inner_steps` (μ inner steps of a tabular toy policy) and
@@ -109,7 +109,7 @@ PUSH_LIM = 0.03
 
 @register("loss.token_weights")
 class TokenWeightsPanel(Panel):
-    """One group at inner step k: push −∂loss/∂log π per token, the ratio ρ_{i,t}, and Â_i."""
+    """One group at one inner step: push −∂loss/∂log π per token, the ratio ρ_{i,t}, and Â_i."""
 
     title = "Per-token push −∂loss/∂log π = Â_i · ρ_{i,t} · (1/(G·T)), zero where clipped"
     figsize = (9.6, 4.3)
@@ -117,7 +117,7 @@ class TokenWeightsPanel(Panel):
     relevance = {"eps": lambda v: v["step"] > 1}     # at inner step 1 every ρ is 1: ε cannot clip anything
 
     def make_controls(self):
-        return {"step": slider("inner step k", 1, 1, 10, 1, integer=True),
+        return {"step": slider("inner step", 1, 1, 10, 1, integer=True),
                 "eps": slider("ε", 0.2, 0.05, 0.5, 0.01, fmt=".2f"),
                 "lr": slider("Adam lr", 0.05, 0.01, 0.3, 0.01, fmt=".2f"),
                 "seed": slider("seed", 0, 0, 20, 1, integer=True)}
@@ -210,7 +210,7 @@ class InnerStepsPanel(Panel):
         ax.axhline(1.0, color="0.6", lw=0.8)
         ax.set_xlim(0.4, MU_MAX + 0.6)
         ax.set_ylim(0, 2.4)
-        ax.set_xlabel("inner step k")
+        ax.set_xlabel("inner step")
         ax.set_ylabel("ratio ρ  /  clipped fraction")
         ax.legend(loc="upper left", fontsize=8)
         ax = self.ax_l
@@ -219,7 +219,7 @@ class InnerStepsPanel(Panel):
         ax.axhline(0.0, color="0.6", lw=0.8)
         ax.set_xlim(0.4, MU_MAX + 0.6)
         ax.set_ylim(-0.25, 0.25)
-        ax.set_xlabel("inner step k")
+        ax.set_xlabel("inner step")
         ax.legend(loc="lower left", fontsize=8)
         self.first = self.dynamic(self.ax_r.axvline(-1, color="tab:purple", ls=":", lw=1.5,
                                                     label="first clipping"))
@@ -380,15 +380,21 @@ class KLGradientPanel(Panel):
 REWARD_PATTERNS = {"mixed (1,0,0,1,0,1)": [1, 0, 0, 1, 0, 1], "all correct (degenerate)": [1] * 6,
                    "one correct (1,0,0,0,0,0)": [1, 0, 0, 0, 0, 0]}
 PLACE_LIM = 0.03     # colour limit of the push heatmaps
-DIFF_LIM = 0.006     # colour limit of "what the KL changed"
+DIFF_LIM = 0.006     # starting colour limit of "what the KL changed"; each form then gets its own (see draw)
 DRIFT_TOKEN = (0, 4)  # (row, position) of the drifted token in kl_toy.toy_log_ratio(6, 12, ...)
+
+
+def diff_limit(d) -> float:
+    """A symmetric colour limit that shows ``d``: its largest |value| (a fixed small one when d ≡ 0)."""
+    m = float(np.abs(d).max())
+    return m if m > 1e-12 else DIFF_LIM
 
 
 @register("kl.placement")
 class KLPlacementPanel(Panel):
     """Token push under KL-in-loss (β·k3 per token) vs KL-in-reward (−β·log ratio folded into r_i)."""
 
-    title = "Where the KL goes (seed 000 §3): per token in the loss (form 1), or into the sequence reward (form 2)"
+    title = "Where the KL goes (lecture notes 000 §3): per token in the loss (form 1) or in the reward (form 2)"
     figsize = (9.6, 6.4)
     bench_moves = [{"beta": b, "pattern": p} for b, p in
                    [(0.05, "mixed (1,0,0,1,0,1)"), (0.2, "mixed (1,0,0,1,0,1)"),
@@ -422,11 +428,12 @@ class KLPlacementPanel(Panel):
                 ax.set_xticks([])
         self.ax[1, 0].set_title("form 1, KL-in-loss: push", fontsize=10)
         self.ax[2, 0].set_title("form 2, KL-in-reward: push", fontsize=10)
-        self.ax[1, 1].set_title("form 1: change caused by the KL", fontsize=10)
-        self.ax[2, 1].set_title("form 2: change caused by the KL", fontsize=10)
+        self.ax[1, 1].set_title("form 1: change caused by the KL\n(its own colour scale)", fontsize=9)
+        self.ax[2, 1].set_title("form 2: change caused by the KL\n(its own colour scale)", fontsize=9)
         self.ax[1, 0].set_ylabel("response i")
         self.ax[1, 1].set_ylabel("response i")
         fig.colorbar(self.im[2, 0], ax=self.ax[2, 0], label="−∂loss/∂log π")
+        fig.colorbar(self.im[1, 1], ax=self.ax[1, 1], label="vs β = 0")
         fig.colorbar(self.im[2, 1], ax=self.ax[2, 1], label="vs β = 0")
         y = np.arange(6)
         self.b0 = self.dynamic(*self.ax_a.barh(y - 0.27, np.zeros(6), height=0.27, color="0.6",
@@ -443,8 +450,15 @@ class KLPlacementPanel(Panel):
     def draw(self, p: kl_toy.Placement):
         self.im[1, 0].set_data(-p.w_loss)
         self.im[2, 0].set_data(-p.w_reward)
-        self.im[1, 1].set_data(-(p.w_loss - p.w_no_kl))
-        self.im[2, 1].set_data(-(p.w_reward - p.w_no_kl))
+        # the two forms change the push by amounts of different sizes (one token vs every token of every
+        # row): a shared colour scale would leave one of them blank, so each gets its own symmetric scale
+        for f, w in ((1, p.w_loss), (2, p.w_reward)):
+            d = -(w - p.w_no_kl)
+            self.im[f, 1].set_data(d)
+            lim = diff_limit(d)
+            if self.im[f, 1].norm.vmax != lim:
+                self.im[f, 1].norm.vmin, self.im[f, 1].norm.vmax = -lim, lim
+                self.request_full_redraw()
         for bar, a in zip(self.b0, p.adv_loss):
             bar.set_width(a)
         for bar, a in zip(self.b2, p.adv_reward):
