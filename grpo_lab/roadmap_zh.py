@@ -115,4 +115,5 @@ COLUMNS = {
     # grpo_lab.methods.table()'s headers (roadmap.method_table)
     "advantage": "优势", "aggregation": "聚合方式", "ratio": "比率层级", "dynamic sampling": "动态采样",
     "overlong buffer": "超长缓冲", "policy loss": "策略损失", "lecture notes": "讲义", "paper": "论文",
+    "bound": "约束范围", "TRL epsilon_high": "TRL 的 epsilon_high",
 }

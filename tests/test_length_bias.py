@@ -316,6 +316,7 @@ def test_summary_numbers_and_table(small_runs):
     assert "12, 12, 6, 24" in seq.iloc[0] and "54" in batch.iloc[0]
     assert "×0.25" in seq.iloc[2] and "6/24" in seq.iloc[2] and "×4.00" in batch.iloc[2]
     assert "44%" in batch.iloc[3] and f"{n['seq']['wrong_drift']:+.1f}" in seq.iloc[3]
+    assert n["seq"]["right_drift"] < 0 and f"right answers {n['seq']['right_drift']:+.1f}" in seq.iloc[3]   # both drifts
 
 
 def test_summary_needs_two_wrong_answers_of_different_length(small_runs):

@@ -162,3 +162,46 @@ def test_warnings_are_one_line_naming_the_flag():
     text = one_line_warning(UserWarning(message), UserWarning, "guard.py", 12)
     assert text.count("\n") == 1 and text.startswith("python -m grpo_lab train: warning:")
     assert "--lr" in text and "guard.py" not in text
+
+
+def _cli_config(*flags):
+    from grpo_lab.lm.cli import apply_model_defaults
+    from grpo_lab.lm.flags import config_from_args
+
+    ap = build_parser()
+    return config_from_args(ap, apply_model_defaults(ap.parse_args(["--steps", "2", "--out", "x", *flags])))
+
+
+def test_smollm2_trains_with_the_capstone_settings_unless_a_flag_says_otherwise():
+    from grpo_lab.lm import real_runs as R
+    from grpo_lab.lm.cli import model_defaults, model_defaults_help
+
+    c = _cli_config("--model", R.MODEL)
+    assert (c.temperature, c.chat_levels, c.max_new, c.lr, c.lr_warmup) == (0.7, (2, 3), 64, 2e-5, 0)
+    assert (c.chat_levels, c.max_new, c.lr) == (R.LEVELS, R.TRAIN["max_new"], R.TRAIN["lr"])      # notebook 08's run
+    assert c.temperature == json.loads((R.data_dir() / "choice.json").read_text())["temperature"]  # the τ it chose
+    given = _cli_config("--model", R.MODEL, "--temperature", "1.0", "--max-new", "32", "--chat-levels", "1,2",
+                        "--lr", "1e-4", "--lr-warmup", "3")
+    assert (given.temperature, given.max_new, given.chat_levels, given.lr, given.lr_warmup) == (1.0, 32, (1, 2), 1e-4, 3)
+    tiny, default = _cli_config(), GRPOConfig()
+    assert (tiny.temperature, tiny.max_new, tiny.chat_levels, tiny.lr) == (default.temperature, default.max_new,
+                                                                           default.chat_levels, default.lr)
+    assert model_defaults("/a/local/folder") == {} and model_defaults(None) == {}
+    assert model_defaults_help() in build_parser().format_help()
+    assert "--chat-levels 2,3, --max-new 64, --temperature 0.7, --lr 2e-05, --lr-warmup 0" in model_defaults_help()
+
+
+def test_main_passes_the_model_defaults_to_the_trainer(monkeypatch, capsys):
+    import grpo_lab.lm.trainer as T
+
+    seen = []
+
+    class Refuse:
+        def __init__(self, cfg):
+            seen.append(cfg)
+            raise OSError("stop before loading the model")
+
+    monkeypatch.setattr(T, "Trainer", Refuse)
+    assert main(["--model", "smollm2-135m", "--steps", "2", "--out", "x", "--max-new", "80"]) == 1
+    assert (seen[0].temperature, seen[0].max_new, seen[0].chat_levels) == (0.7, 80, (2, 3))
+    assert "stop before loading the model" in capsys.readouterr().err

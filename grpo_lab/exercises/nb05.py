@@ -99,7 +99,7 @@ EXERCISES = (
         title=Text("Which wrong answer is pushed harder under eq. (6)?", "式 (6) 下哪条错误回答被压得更狠？"),
         prompt=Text("The group of §1: rewards 1, 1, 0, 0, lengths 12, 12, 6, 24, so both wrong answers have Â = −1. Under "
                     "eq. (6), is **each token** of the `\"short\"` (6-token) or of the `\"long\"` (24-token) wrong answer "
-                    "pushed down harder, or are they `\"equal\"`? Commit first; the reveal cell then shows the panel with equal "
+                    "pushed down harder, or are they `\"equal\"`? Decide first; the reveal cell then shows the panel with equal "
                     "lengths — set the wrong answers to 6 and 24 tokens yourself.",
                     "§1 的那组：奖励 1, 1, 0, 0，长度 12, 12, 6, 24，所以两条错误回答的 Â 都是 −1。在式 (6) 下，"
                     "是短的（`\"short\"`，6 个 token）还是长的（`\"long\"`，24 个 token）错误回答的**每个 token** 被往下压"

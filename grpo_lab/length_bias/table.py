@@ -1,4 +1,4 @@
-"""Seed 000 §4.4's table (sequence mean vs batch mean), rebuilt from computed numbers."""
+"""Seed 000 §4.4's table (sequence mean vs batch mean), recomputed from computed numbers."""
 from __future__ import annotations
 
 import numpy as np
@@ -24,7 +24,7 @@ def summary_numbers(lengths=TABLE_EXAMPLE["lengths"], rewards=TABLE_EXAMPLE["rew
     * ``per_token_long_over_short`` / ``total_long_over_short``: the longest over the
       shortest wrong answer;
     * ``longest_share``: the longest response's share of Σ_i |total push|;
-    * ``wrong_drift``: change of wrong answers' E|y| over training, mean over seeds.
+    * ``wrong_drift`` / ``right_drift``: change of wrong / right answers' E|y| over training, mean over seeds.
     """
     gw = group_weights(lengths, rewards, schemes=("grpo", "dapo"))
     drift = simulate_all() if drift is None else drift
@@ -52,6 +52,7 @@ def summary_numbers(lengths=TABLE_EXAMPLE["lengths"], rewards=TABLE_EXAMPLE["rew
             "total_long_over_short": float(gw.total[k][long_] / gw.total[k][short]),
             "longest_share": float(mass[longest] / mass.sum()),
             "wrong_drift": float(drift[scheme].wrong_change.mean()),
+            "right_drift": float(drift[scheme].right_change.mean()),
         }
     out["gspo_wrong_drift"] = float(drift["gspo"].wrong_change.mean())
     out["dr_grpo_wrong_drift"] = float(drift["dr_grpo"].wrong_change.mean())
@@ -60,7 +61,7 @@ def summary_numbers(lengths=TABLE_EXAMPLE["lengths"], rewards=TABLE_EXAMPLE["rew
 
 def summary_table(lengths=TABLE_EXAMPLE["lengths"], rewards=TABLE_EXAMPLE["rewards"],
                   drift: dict[str, DriftResult] | None = None) -> pd.DataFrame:
-    """Seed 000 §4.4 (一张表总结) rebuilt from :func:`summary_numbers`: every cell is formatted, not typed.
+    """Seed 000 §4.4 (一张表总结) recomputed from :func:`summary_numbers`: every cell is formatted, not typed.
 
     Columns 序列平均 (sequence mean, eq. 6) and 批次平均 (batch/token mean, eq. 7); rows
     as in the seed: denominator, what weighs equally, a long answer's gradient, side effect,
@@ -82,7 +83,8 @@ def summary_table(lengths=TABLE_EXAMPLE["lengths"], rewards=TABLE_EXAMPLE["rewar
             f"diluted: per token ×{s['per_token_long_over_short']:.2f} (= {short}/{long_})",
             f"∝ token count: total ×{b['total_long_over_short']:.2f} (= {long_}/{short})"),
         "副作用 side effect": (
-            f"length bias: wrong answers {s['wrong_drift']:+.1f} tokens in {n['steps']} steps (mean of {n['seeds']} seeds)",
+            f"length bias: wrong answers {s['wrong_drift']:+.1f}, right answers {s['right_drift']:+.1f} tokens in "
+            f"{n['steps']} steps (toy of §6, mean of {n['seeds']} seeds)",
             f"long answers dominate: longest carries {100 * b['longest_share']:.0f}% of the push "
             f"(seq-mean: {100 * s['longest_share']:.0f}%)"),
         "修复倾向 fix": (

@@ -10,7 +10,7 @@ import warnings
 PROG = "python -m grpo_lab train"
 
 DESCRIPTION = """\
-Train a small causal LM with GRPO on verifiable addition problems (seed 000 §5).
+Train a small causal LM with GRPO on verifiable addition problems (lecture notes 000 §5).
 Writes OUT/metrics.csv and OUT/metrics.jsonl (one row per step), OUT/config.json,
 OUT/eval_before.json / eval_after.json (held-out accuracy) and checkpoints under
 OUT/checkpoints/. OUT must be new, empty or a run folder grpo_lab made (it carries
@@ -24,17 +24,52 @@ examples:
   python -m grpo_lab train --preset dapo --steps 200 --out runs/dapo --device cpu --seed 1
   python -m grpo_lab train --preset grpo --steps 400 --out runs/grpo --resume   # continue a killed run
   python -m grpo_lab train --preset grpo --steps 200 --out runs/clip --eps-high 0.28 --agg token-mean
-  python -m grpo_lab train --model smollm2-135m --steps 2 --prompts 2 --G 4 --max-new 32 --out runs/smol
+  python -m grpo_lab train --model smollm2-135m --steps 2 --prompts 2 --G 4 --out runs/smol
 
 Every GRPOConfig field is a flag; a flag that is not given keeps the preset's value.
 """
+
+
+def model_defaults(model) -> dict:
+    """The fields a short-named real model trains with when no flag sets them.
+
+    For ``smollm2-135m``: the capstone's (notebook 08, :data:`grpo_lab.lm.real_runs.TRAIN`), namely its
+    chat levels, its 64-token budget, its learning rate without warm-up, and the τ chosen from the
+    probes (``grpo_lab/data/real_lm/choice.json``). The generic defaults (τ = 1.0, an 8-token budget,
+    lr 1e-4) are the tiny model's, too short for an instruct model's replies. Other models: none.
+    """
+    from grpo_lab.lm import real_runs as R
+
+    if model != R.MODEL:
+        return {}
+    choice = json.loads((R.data_dir() / "choice.json").read_text(encoding="utf-8"))
+    return {"chat_levels": tuple(R.LEVELS), "max_new": R.TRAIN["max_new"], "temperature": float(choice["temperature"]),
+            "lr": R.TRAIN["lr"], "lr_warmup": R.TRAIN["lr_warmup"]}
+
+
+def model_defaults_help(model: str = "smollm2-135m") -> str:
+    """The epilog's sentence on :func:`model_defaults` (its values, so help and code cannot disagree)."""
+    from grpo_lab.lm.flags import flag_name
+
+    shown = {k: ",".join(map(str, v)) if isinstance(v, tuple) else v for k, v in model_defaults(model).items()}
+    flags = ", ".join(f"{flag_name(k)} {v}" for k, v in shown.items())
+    return (f"--model {model} trains with the capstone's settings (notebook 08) unless a flag says\n"
+            f"otherwise: {flags}.\n")
+
+
+def apply_model_defaults(args: argparse.Namespace) -> argparse.Namespace:
+    """Fill in :func:`model_defaults` for every field the command line left out (a given flag wins)."""
+    for name, value in model_defaults(getattr(args, "model", None)).items():
+        if not hasattr(args, name):          # an absent flag is absent from the namespace (argparse.SUPPRESS)
+            setattr(args, name, value)
+    return args
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``train`` parser: one flag per :class:`GRPOConfig` field (:mod:`grpo_lab.lm.flags`)."""
     from grpo_lab.lm.flags import add_config_flags
 
-    ap = argparse.ArgumentParser(prog=PROG, description=DESCRIPTION, epilog=EPILOG,
+    ap = argparse.ArgumentParser(prog=PROG, description=DESCRIPTION, epilog=EPILOG + model_defaults_help(),
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     return add_config_flags(ap, required=("steps", "out"))
 
@@ -80,7 +115,7 @@ def _main(argv) -> int:
     from grpo_lab.lm.flags import config_from_args, flag_message
 
     ap = build_parser()
-    args = ap.parse_args(sys.argv[1:] if argv is None else argv)
+    args = apply_model_defaults(ap.parse_args(sys.argv[1:] if argv is None else argv))
     cfg = config_from_args(ap, args)
     previous = _install_sigterm()
     trainer = None

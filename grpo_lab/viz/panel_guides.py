@@ -59,8 +59,8 @@ PANEL_GUIDES = {
         '从 G = 2 开始，再把 G 调到 8。',
         'The group-mean curve catches up with leave-one-out as (G − 1)/G → 1; on the right, the spread across seeds: zero for the optimal baseline, small for the constant 0.5.',
         '随着 (G − 1)/G → 1，组均值曲线追上留一法（leave-one-out）曲线；右图是不同随机种子之间的离散：最优基线为零，常数 0.5 很小。',
-        'The optimal baseline has no spread at all; the group mean at G = 2 learns at half speed. The spread also depends on how fast a run learns: in the default setting (G = 2, 随机种子 0) leave-one-out has a lower per-sample variance than no baseline, yet not a smaller spread.',
-        '最优基线完全没有离散；G = 2 时组均值基线只以一半速度学习。离散也取决于学得多快：在默认设置下（G = 2，随机种子 0），留一法的单样本方差比无基线低，离散却并不更小。',
+        'The optimal baseline has no spread at all; the group mean at G = 2 learns at half speed. At G = 2 leave-one-out\'s averaged update is noisier than no baseline\'s (variance 0.059 against 0.053, exact), though each of its single estimates is less noisy; from G = 3 on it is quieter.',
+        '最优基线完全没有离散；G = 2 时组均值基线只以一半速度学习。G = 2 时留一法的平均更新比无基线更嘈杂（方差 0.059 对 0.053，精确值），虽然它的每个单样本估计更安静；从 G = 3 起它更安静。',
     ),
     "family.frozen_batch": see(  # FrozenBatchPanel
         "Pick the 'long wrong answers' batch, then 'stale (off-policy)'.",
