@@ -75,12 +75,12 @@ def passk_figure(curves: dict, *, figsize=(11, 4.6)):
     axes = axes[0]
     grpo = [n for n in names if method_of(n) == "grpo"]
     titles = [tr("GRPO and RFT, three seeds each", "GRPO 与 RFT，各三个随机种子"),
-              tr("one-seed variants against the GRPO seeds' range", "单种子变体，对照 GRPO 各种子的范围")]
+              tr("one-seed variants against the GRPO seeds' range", "单随机种子变体，对照 GRPO 各随机种子的范围")]
     for j, ax in enumerate(axes):
         runs = [*base, *(panels[j] if j < len(panels) else [])]
         if j == 1 and len(grpo) >= 2:
             ks = curves[grpo[0]]["k"].to_numpy(float)
-            _band(ax, ks, [curves[g]["value"].to_numpy() for g in grpo], tr("GRPO seeds (range)", "GRPO 各种子（范围）"))
+            _band(ax, ks, [curves[g]["value"].to_numpy() for g in grpo], tr("GRPO seeds (range)", "GRPO 各随机种子（范围）"))
         for i, n in enumerate(runs):
             c = curves[n]
             dodge = 2 ** ((i - (len(runs) - 1) / 2) * 0.035)       # multiplicative: the k axis is logarithmic
@@ -116,7 +116,7 @@ def training_figure(steps: dict, *, window: int = 3, figsize=(11, 5.6)):
             if grpo and group != grpo:
                 frames = [steps[g].sort_values("step") for g in grpo]
                 x = frames[0]["step"].to_numpy()
-                _band(ax, x, [smooth(f[col], w) for f in frames], tr("GRPO seeds (range)", "GRPO 各种子（范围）"))
+                _band(ax, x, [smooth(f[col], w) for f in frames], tr("GRPO seeds (range)", "GRPO 各随机种子（范围）"))
             for n in group:
                 st = steps[n].sort_values("step")
                 ax.plot(st["step"], smooth(st[col], w), ms=3, lw=1.4, label=n, **style(n))
@@ -128,7 +128,7 @@ def training_figure(steps: dict, *, window: int = 3, figsize=(11, 5.6)):
         m = {method_of(n) for n in group}
         title = (tr("GRPO, three seeds", "GRPO，三个随机种子") if m == {"grpo"} else
                  tr("RFT, three seeds", "RFT，三个随机种子") if m == {"rft"} else
-                 tr("one-seed variants", "单种子变体"))
+                 tr("one-seed variants", "单随机种子变体"))
         grid[0, j].set_title(title, fontsize=10)
         _legend_below(grid[1, j], ncol=2)
     return fig
