@@ -9,7 +9,10 @@ cell recomputes live). The run sets are :data:`grpo_lab.lm.preset_runs.RUN_SETS`
   control for the presets' different β), no ÷σ (Dr. GRPO's first fix alone), the KL folded
   into the reward (form 2 of lecture notes 000 §3); 100 steps (notebook 07 §3);
 * ``sweep``    -> group_sweep_runs.csv: the grpo preset at G = 2, 4, 8, 16 and τ = 0.7, 1.3,
-  40 steps, μ = 1 (notebook 06 §8).
+  40 steps, μ = 1 (notebook 06 §8);
+* ``aggregation`` -> aggregation_runs.csv: notebook 06's eq. (6) vs eq. (7) runs (the grpo
+  preset and the same with ``agg="token-mean"``), class size, 200 steps, μ = 1, with held-out
+  accuracy before and after (notebook 06).
 
 Runs go seed by seed across the sets (seed 0 of every set first).
 
@@ -23,6 +26,7 @@ is there, the set's file is (re)written; ``--merge-partial`` writes it from what
     python scripts/make_family_runs.py                      # every set, seeds 0,1,2
     python scripts/make_family_runs.py --sets controls,sweep --merge-partial   # what made the cached files
     python scripts/make_family_runs.py --sets presets --jobs 2
+    python scripts/make_family_runs.py --sets aggregation                 # notebook 06's eq. (6) vs eq. (7)
 
 On CPU a run is deterministic given the seed, the thread count (1 per job) and the library
 versions (the presets of the committed file were checked to reproduce step for step).

@@ -164,3 +164,15 @@ def test_every_healthy_cached_run_is_inside_the_ranges_and_a_broken_one_is_not(r
     assert metric_guide.outside_ranges(runs[runs["run"] == "healthy"]) == []
     assert "kl" in metric_guide.outside_ranges(runs[runs["run"] == "lr_high"])
     assert "frac_all_wrong" in metric_guide.outside_ranges(runs[runs["run"] == "no_warm_start"])
+
+
+def test_docs_generated_tables_are_up_to_date():
+    """docs/lm.md's generated tables (metrics, metric guide, broken runs) match the package and the data."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "scripts/regen_lm_tables.py", "--check"], cwd=root,
+                          capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.strip() == "up to date", done.stdout + done.stderr
