@@ -251,11 +251,11 @@ def _credit_text() -> str:
               f"the range over the single seeds). Not because a large group judges better: at the start G = 16's expected "
               f"push per step is {whole:.2f}× G = 2's — {mean_only:.3f}× from (G − 1)/G (the group mean includes the response "
               f"itself) and {std_part:.2f}× from ÷ std (a rare hit in a large group has a small std). §5 equalises the "
-              "pushes: then both take about the same number of steps (16 seeds).",
+              "pushes: then no difference in steps is detectable (16 seeds).",
               f"G = 16：{st[16]}；G = 2：{st[2]}（这个玩具的数字：4 个随机种子平均的 π 达到 0.5 的步数；括号里是单个随机种子的范围）。"
               f"并不是因为大组判断得更准：一开始 G = 16 每步的期望推力是 G = 2 的 {whole:.2f} 倍——其中 {mean_only:.3f} 倍来自 "
               f"(G − 1)/G（组均值里包含这条回答自己），{std_part:.2f} 倍来自 ÷ std（大组里罕见的命中使组标准差很小）。"
-              "§5 把两者的推力调成相同：两者所需步数大致相同（16 个随机种子）。")
+              "§5 把两者的推力调成相同：所需步数的差异就检测不到了（16 个随机种子）。")
 
 
 def _degenerate_placement():
@@ -456,9 +456,9 @@ EXERCISES = (
                         Text("The shaped rewards are no longer all equal: the KL term differs between responses.",
                              "塑形后的奖励不再全部相等：KL 项在回答之间不同。")),
                  Option("tiny", Text("tiny", "很小"),
-                        Text("They would be tiny without ÷ std; eq. (1) rescales any spread well above its floor ε_std "
-                             "(1e-4 here) to unit std — only a far smaller β (1e-5: std 0.07) leaves them tiny.",
-                             "如果不除以标准差它们会很小；式 (1) 会把任何明显大于其下限 ε_std（这里是 1e-4）的差异放大到"
+                        Text("They would be tiny without ÷ std; eq. (1) rescales any spread well above its additive "
+                             "constant ε_std (1e-4 here) to unit std — only a far smaller β (1e-5: std 0.07) leaves them tiny.",
+                             "如果不除以标准差它们会很小；式 (1) 会把任何明显大于其加性常数 ε_std（这里是 1e-4）的差异放大到"
                              "单位标准差——只有小得多的 β（1e-5：标准差 0.07）才让它们保持很小。")),
                  Option("unit", Text("unit", "单位大小"))),
         correct=lambda: _placement_key(), explain=lambda: _placement_text(),
