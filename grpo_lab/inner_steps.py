@@ -1,11 +1,12 @@
 """μ inner optimisation steps on one batch: when the ratio leaves 1 and clipping starts.
 
-The GRPO paper's μ (TRL ``num_iterations``, verl ``ppo_epochs``) is the number of optimiser
-steps taken on one sampled batch. old_logp is recorded once, when the batch is sampled; the
-ratio ρ = π_θ/π_θold of eq. (4) can only move away from 1 after θ has changed, i.e. from
-the second inner step on. With μ = 1 the ratio is exactly 1, no token is ever clipped, and
+The GRPO paper's μ (TRL ``num_iterations``, verl ``ppo_epochs``) is the number of passes over
+one sampled batch; in this toy a pass is one optimiser step (one mini-batch), so μ counts the
+inner steps. old_logp is recorded once, when the batch is sampled; the ratio ρ = π_θ/π_θold of
+eq. (4) can only move away from 1 after θ has changed, i.e. from the second inner step on.
+With one inner step the ratio is exactly 1, no token is ever clipped, and
 the loss of eq. (6) at that step is −mean_i Â_i = 0 for group-normalised advantages — yet
-its gradient Σ −Â_i/(G|y_i|)·∇log π is not zero (seed 000 §2; the ratio's gradient
+its gradient Σ −Â_i/(G|y_i|)·∇log π is not zero (lecture notes 000 §2; the ratio's gradient
 ∇ρ = ρ∇log π survives even where ρ = 1).
 
 The toy policy is a "tabular language model": a separate softmax over K tokens at each of T
@@ -31,7 +32,7 @@ class InnerConfig:
     G: int = 8                 # responses in the group
     T: int = 8                 # tokens per response
     K: int = 6                 # vocabulary size
-    mu: int = 6                # inner optimiser steps on the batch (μ)
+    mu: int = 6                # passes over the batch (μ); one optimiser step each here
     lr: float = 0.1            # Adam learning rate on the logits
     eps_low: float = 0.2
     eps_high: float | None = None
