@@ -69,10 +69,8 @@ GLOSSARY = (
     ("degenerate group", _zh("degenerate group"), "a group whose rewards are all equal: Â = 0, no gradient", "03, 06"),
     ("difficulty bias", _zh("difficulty bias"), "÷std inflates the updates of nearly-all-right/all-wrong prompts", "03"),
     ("importance ratio", _zh("importance ratio"), "ρ_{i,t} = π_θ(o_{i,t}|·)/π_old(o_{i,t}|·), the only per-token factor (eq. 4)", "04"),
-    ("clipping", _zh("clipping"), "min(ρÂ, clip(ρ, 1−ε, 1+ε)Â): one-sided — the gradient stops only once ρ has left "
-     "[1−ε, 1+ε] in the direction Â pushes it (ρ > 1+ε with Â > 0, ρ < 1−ε with Â < 0) (eq. 3)", "04"),
-    ("KL penalty (k3)", _zh("KL penalty (k3)"), "u − log u − 1 with u = π_ref/π_θ, never negative (eq. 5); unbiased for "
-     "KL(π_θ‖π_ref) when the tokens are sampled from π_θ (o ∼ π_θ), biased on a batch an older policy sampled (04b)",
+    ("clipping", _zh("clipping"), "min(ρÂ, clip(ρ, 1−ε, 1+ε)Â) (eq. 3)", "04"),
+    ("KL penalty (k3)", _zh("KL penalty (k3)"), "u − log u − 1 with u = π_ref/π_θ (eq. 5)",
      "04, 04b"),
     ("sequence mean", _zh("sequence mean"), "average tokens within each answer, then answers (eq. 6): answers weigh equally", "05"),
     ("batch (token) mean", _zh("batch (token) mean"), "divide by the batch's token count (eq. 7): tokens weigh equally", "05"),

@@ -37,10 +37,8 @@ GLOSSARY_MEANING = {
     "degenerate group": "奖励全部相等的组：Â = 0，没有梯度",
     "difficulty bias": "÷std 放大了几乎全对或几乎全错的提示的更新",
     "importance ratio": "ρ_{i,t} = π_θ(o_{i,t}|·)/π_old(o_{i,t}|·)，唯一逐 token 的因子（式 4）",
-    "clipping": "min(ρÂ, clip(ρ, 1−ε, 1+ε)Â)：单边截断——只有当 ρ 沿 Â 推动的方向离开 [1−ε, 1+ε] 之后梯度才停止"
-                "（Â > 0 时 ρ > 1+ε，Â < 0 时 ρ < 1−ε）（式 3）",
-    "KL penalty (k3)": "u − log u − 1，u = π_ref/π_θ，永不为负（式 5）；token 从 π_θ 采样（o ∼ π_θ）时对 "
-                       "KL(π_θ‖π_ref) 无偏，在较旧策略采样的批次上有偏（04b）",
+    "clipping": "min(ρÂ, clip(ρ, 1−ε, 1+ε)Â)（式 3）",
+    "KL penalty (k3)": "u − log u − 1，u = π_ref/π_θ（式 5）",
     "sequence mean": "先在每个回答内部对 token 取平均，再对回答取平均（式 6）：回答等权",
     "batch (token) mean": "除以整批的 token 总数（式 7）：token 等权",
     "length bias": "在式 6 下，长的错误回答每个 token 受罚更轻，于是错误回答越写越长",

@@ -45,9 +45,9 @@ EXERCISES = (
         title=Text("Is Â_i per response or per token?", "Â_i 是每条回答一个，还是每个 token 一个？"),
         prompt=Text(
             "GRPO computes one advantage (优势) $\\hat A_i$ from the rewards of a group. Before you look at the "
-            "symbol table again: is $\\hat A_i$ **sequence**-level (one number per response) or **token**-level "
+            "symbol table below: is $\\hat A_i$ **sequence**-level (one number per response) or **token**-level "
             "(one number per token of the response)? Answer `\"sequence\"` or `\"token\"`.",
-            "GRPO 从一组回答的奖励算出优势 $\\hat A_i$。先别回头看记号表：$\\hat A_i$ 是**序列级**（每条回答一个数，"
+            "GRPO 从一组回答的奖励算出优势 $\\hat A_i$。先别往下看记号表：$\\hat A_i$ 是**序列级**（每条回答一个数，"
             "`\"sequence\"`）还是 **token 级**（回答里每个 token 一个数，`\"token\"`）？"),
         hints=(Text("Where does the reward come from, and when does it arrive: after each token, or after the whole "
                     "response has been written?",

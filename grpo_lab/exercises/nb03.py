@@ -112,10 +112,10 @@ EXERCISES = (
         title=Text("One reward of 1,1,1,1 flips", "1,1,1,1 中翻转一个奖励"),
         prompt=Text(
             "A group has rewards 1, 1, 1, 1, so every Â is 0. Now the last response is wrong: 1, 1, 1, 0. Which "
-            "advantages (population std) do you expect? "
+            "advantages (population std: ÷G, not G − 1) do you expect? "
             + " · ".join(f"`\"{k}\"`: {_fmt_opt(v)}" for k, v in FLIP_OPTIONS.items())
             + ". Decide first; the reveal cell then shows the group editor at 1, 1, 1, 1 — flip the last reward yourself.",
-            "一组的奖励是 1, 1, 1, 1，所以每个 Â 都是 0。现在最后一条答错了：1, 1, 1, 0。你预计优势（总体标准差）是哪一组？"
+            "一组的奖励是 1, 1, 1, 1，所以每个 Â 都是 0。现在最后一条答错了：1, 1, 1, 0。你预计优势（总体标准差：÷G，不是 G − 1）是哪一组？"
             + " · ".join(f"`\"{k}\"`：{_fmt_opt(v)}" for k, v in FLIP_OPTIONS.items())
             + "。先作答；揭晓单元随后显示停在 1, 1, 1, 1 的组编辑器——自己翻转最后一个奖励。"),
         hints=(Text("The advantages of a group always sum to 0, and here the std is √(q(1 − q)) with q the fraction of 1s.",

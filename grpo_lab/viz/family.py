@@ -29,9 +29,8 @@ def family_tree(figsize=(9.6, 6.2)):
             ax.annotate("", xy=(x, y + 0.05), xytext=(px, py - 0.045),
                         arrowprops=dict(arrowstyle="->", color="0.35", lw=1.2), zorder=1)
     ax.text(0.9, 0.83, "off the tree", ha="center", fontsize=8, style="italic", color="0.4")
-    # lecture notes 004: PPO, GRPO, Dr. GRPO, DAPO and GSPO all grow from the baseline identity; ReST does not
-    ax.set_title("The GRPO family tree: the baseline branch (PPO → GRPO → 2025) grows from E[b·∇log π] = 0\n"
-                 "(lecture notes 004); ReST keeps R as its only signal", fontsize=10)
+    ax.set_title("The GRPO family tree (lecture notes 004): ReST and the baseline branch grow from REINFORCE",
+                 fontsize=10)
     return fig
 
 
