@@ -116,7 +116,8 @@ class Method:
     beta: float = 0.0
     preset: bool = True
     policy_loss: str = "clip"       # grpo_lab.losses.POLICY_LOSSES: clip (eq. 3), cispo, sapo, gmpo
-    cispo_cap: float = 5.0          # CISPO's largest weight (TRL's epsilon_high for loss_type='cispo')
+    cispo_cap: float = 5.0          # CISPO's largest weight (TRL's epsilon_high for loss_type='cispo'; 5 is the
+    #                                 value TRL's docs recommend, after ScaleRL; MiniMax-M1 tunes it, no default)
     sapo_tau_pos: float = 1.0       # SAPO gate temperature for Â > 0
     sapo_tau_neg: float = 1.05      # … for Â ≤ 0
     lecture: bool = True            # False: beyond the lecture notes (notebook 09)

@@ -54,7 +54,7 @@ def test_trl_defaults_table_is_chinese_and_code_reads_english(zh):
     assert _CJK.search(t._repr_html_()) and shown.shape == t.shape
     # what notebook 09's code reads, in Chinese mode
     differ = list(t.index[~t["same as the course's GRPO?"]])
-    assert differ[:2] == ["loss_type", "beta"] and len(differ) == 5
+    assert differ[:3] == ["loss_type", "beta", "use_bias_correction_kl"] and len(differ) == 6
     assert t.loc["loss_type", "TRL default"] == "dapo" and t.loc["beta", "course's GRPO"] == 0.04
 
 

@@ -98,9 +98,9 @@ EXERCISES = (
     Predict(
         id="beyond.clip_higher_mu1", notebook="09", name="clip_higher_at_mu1",
         title=Text("Does ε_high matter at μ = 1?", "μ = 1 时 ε_high 有影响吗？"),
-        prompt=Text("With one optimiser step per batch (μ = 1, TRL's default) the trainer uses π_θold = π_θ. Does raising "
-                    "ε_high from 0.2 to 0.28 change any token's gradient: `\"yes\"` or `\"no\"`?",
-                    "每批只做一次优化（μ = 1，TRL 的默认）时，训练器用 π_θold = π_θ。把 ε_high 从 0.2 提到 0.28 会改变任何 "
+        prompt=Text("With one optimiser step per batch (μ = 1, TRL's default), does raising ε_high from 0.2 to 0.28 "
+                    "change any token's gradient: `\"yes\"` or `\"no\"`?",
+                    "每批只做一次优化（μ = 1，TRL 的默认）时，把 ε_high 从 0.2 提到 0.28 会改变任何 "
                     "token 的梯度吗：`\"yes\"` 还是 `\"no\"`？"),
         hints=(Text("What is ρ when π_θold = π_θ, and where does the clip act?", "π_θold = π_θ 时 ρ 是多少？裁剪在哪里起作用？"),),
         options=(Option("yes", Text("yes", "会"), Text("ρ ≡ 1 at μ = 1: the clip never binds, whatever ε_high is.",

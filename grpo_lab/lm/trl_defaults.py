@@ -12,13 +12,14 @@ from __future__ import annotations
 from grpo_lab.i18n import Text
 from grpo_lab.i18n_table import localized
 from grpo_lab.lm.config import GRPOConfig
-from grpo_lab.lm.handoff import to_trl_kwargs
+from grpo_lab.lm.handoff import TRL_BIAS_CORRECTION_KL_DEFAULT, to_trl_kwargs
 
 # ---------------------------------------------------------------------------------
 # TRL's defaults beside the course's GRPO preset
 # ---------------------------------------------------------------------------------
 # What trl.GRPOConfig() gives for the knobs of the recipe (TRL 1.16; tests read them from the installed TRL).
-TRL_DEFAULTS = {"loss_type": "dapo", "beta": 0.0, "scale_rewards": "group", "importance_sampling_level": "token",
+TRL_DEFAULTS = {"loss_type": "dapo", "beta": 0.0, "use_bias_correction_kl": TRL_BIAS_CORRECTION_KL_DEFAULT,
+                "scale_rewards": "group", "importance_sampling_level": "token",
                 "num_iterations": 1, "epsilon": 0.2, "epsilon_high": None,
                 "vllm_importance_sampling_correction": True, "vllm_importance_sampling_mode": "sequence_mask",
                 "vllm_importance_sampling_clip_max": 3.0}
@@ -33,6 +34,10 @@ _MEANING = {
                   "lecture notes 000 eq. (2) leaves β symbolic)",
                   "完全没有 KL 项，也没有参考模型（本课程的 GRPO 预设取 β = 0.04，即 DeepSeekMath 的取值；讲义 000 式 (2) 中 β 只是符号）"),
              Text("04 (the loss), 06 (KL column)", "04（损失），06（KL 一列）")),
+    "use_bias_correction_kl": (Text("the KL term is multiplied by the ratio ρ, which eq. (2) does not do; it acts once "
+                                    "β > 0 (the hand-off then passes False)",
+                                    "KL 项乘上比率 ρ，式 (2) 没有这一步；β > 0 时才起作用（此时交接代码传入 False）"),
+                               Text("04b (the KL penalty)", "04b（KL 惩罚）")),
     "scale_rewards": (Text("÷ group std as in eq. (1), but the sample std (÷ G−1), not the lecture notes' population std",
                            "与式 (1) 一样除以组标准差，但用的是样本标准差（÷ G−1），而不是讲义的总体标准差"),
                       Text("03 (group advantage)", "03（组优势）")),
@@ -66,7 +71,8 @@ _COLUMNS_ZH = {"TRL default": "TRL 默认值", "course's GRPO": "本课程的 GR
 
 def trl_default_config(**overrides) -> GRPOConfig:
     """The GRPOConfig whose TRL translation has TRL's defaults for the knobs of :data:`TRL_DEFAULTS`
-    (token-mean, β = 0, group scaling, token ratio, μ = 1, ε 0.2, sequence_mask MIS with C = 3)."""
+    (token-mean, β = 0, so use_bias_correction_kl is not passed and TRL's True holds, group scaling,
+    token ratio, μ = 1, ε 0.2, sequence_mask MIS with C = 3)."""
     base = dict(agg="token-mean", beta=0.0, adv_scale="group", ratio_level="token", mu=1, eps_low=0.2,
                 eps_high=None, rollout_is="sequence_mask", rollout_is_max=3.0, rollout_is_min=None)
     return GRPOConfig.preset("grpo", **{**base, **overrides})
@@ -110,6 +116,8 @@ def trl_defaults_table():
 def _same(knob: str, a: dict, b: dict) -> bool:
     """a[knob] == b[knob], with epsilon_high=None read as epsilon (TRL's rule)."""
     def val(d):
+        if knob == "use_bias_correction_kl" and knob not in d:   # the hand-off passes it only when β > 0:
+            return TRL_DEFAULTS[knob]                            # not passed, TRL's default holds
         v = d.get(knob)
         return d.get("epsilon") if knob == "epsilon_high" and v is None else v
     return val(a) == val(b)
