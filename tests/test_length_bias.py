@@ -252,6 +252,19 @@ def test_shared_stop_probability_removes_the_drift():
         assert np.all(np.abs(r.wrong_change) < 2.0)
 
 
+def test_token_mean_within_each_group_leaves_a_drift(small_runs):
+    cfg = replace(SMALL, token_mean_over="group")
+    per_group = lb.simulate_drift("dapo", cfg)            # eq. (7) over one group of G: own length matters
+    assert np.all(per_group.wrong_change > 1.0) and np.all(per_group.right_change < 0)
+    assert per_group.wrong_change.min() > np.abs(small_runs["dapo"].wrong_change).max()
+    np.testing.assert_allclose(lb.simulate_drift("grpo", cfg).len_wrong, small_runs["grpo"].len_wrong, rtol=1e-12)
+    n = lb.summary_numbers(drift=small_runs, dapo_group=per_group)
+    assert n["dapo_group_wrong_drift"] == pytest.approx(per_group.wrong_change.mean())
+    assert "over one group of 8" in lb.summary_table(drift=small_runs, dapo_group=per_group).iloc[4, 1]
+    with pytest.raises(ValueError, match="dapo_group"):
+        lb.summary_numbers(drift=small_runs, dapo_group=small_runs["dapo"])
+
+
 def test_common_random_numbers_and_determinism(small_runs):
     a, b = small_runs["grpo"], small_runs["dr_grpo"]
     np.testing.assert_array_equal(a.sampled_wrong[:, 0], b.sampled_wrong[:, 0])   # same first batch
@@ -274,6 +287,7 @@ def test_sampled_lengths_agree_with_the_exact_expectation(small_runs):
     ("q", 1.0, "q"), ("q", 0.0, "q"), ("G", 1, "G"), ("n_groups", 0, "n_groups"), ("steps", 0, "steps"),
     ("lr", 0.0, "lr"), ("max_len", 2, "max_len"), ("p_stop0", 1.0, "p_stop0"),
     ("length_policy", "free", "length_policy"), ("seeds", 0, "seeds"), ("seed", -1, "seed"),
+    ("token_mean_over", "prompt", "token_mean_over"),
 ])
 def test_drift_config_bad_input(field, value, match):
     with pytest.raises(ValueError, match=match):

@@ -45,7 +45,8 @@ q ∈ {0.2, 0.5, 0.8}, G ∈ {4, 8}, 4 or 16 groups per batch, lr ∈ {0.3, 1}, 
 0.3} and two base seeds, GRPO's (and GSPO's) wrong answers grew by +11 … +23 tokens on every
 seed and its right answers shrank; Dr. GRPO's moved by at most 0.6 tokens and DAPO's by at
 most 2.6 (DAPO's residual drift has GRPO's sign: the batch denominator Σ_j|y_j| contains the
-response's own length; it shrinks as the batch grows). With a shared stop probability every
+response's own length; it shrinks as the batch grows). With eq. (7) taken within each group of G = 8
+(``DriftConfig(token_mean_over="group")``) the residual is large: wrong answers about +6 tokens. With a shared stop probability every
 scheme random-walks by a few tokens, with no trend.
 
 Conventions: TRL's ``loss_type`` "grpo"/"dapo"/"dr_grpo" and verl's ``loss_agg_mode`` map
@@ -62,13 +63,14 @@ importable from ``grpo_lab.length_bias``.
 from __future__ import annotations
 
 from grpo_lab._torch_threads import single_thread
-from grpo_lab.length_bias.drift import (DriftConfig, DriftResult, _simulate, drift_frame, expected_length,
+from grpo_lab.length_bias.drift import (TOKEN_MEAN_OVER, DriftConfig, DriftResult, _simulate, drift_frame,
+                                        expected_length,
                                         length_pmf, length_score_moments, simulate_all, simulate_drift, toy_logp)
 from grpo_lab.length_bias.schemes import (LABELS, LENGTH_POLICIES, SCHEMES, SHORT, SHOWN, colour, response_mask)
 from grpo_lab.length_bias.table import TABLE_EXAMPLE, summary_numbers, summary_table
 from grpo_lab.length_bias.weights import GroupWeights, group_weights
 
-__all__ = ["SCHEMES", "LABELS", "SHORT", "SHOWN", "LENGTH_POLICIES", "colour", "response_mask", "GroupWeights",
+__all__ = ["SCHEMES", "LABELS", "SHORT", "SHOWN", "LENGTH_POLICIES", "TOKEN_MEAN_OVER", "colour", "response_mask", "GroupWeights",
            "group_weights", "DriftConfig", "DriftResult", "expected_length", "length_pmf", "toy_logp",
            "simulate_drift", "simulate_all", "drift_frame", "length_score_moments", "TABLE_EXAMPLE",
            "summary_numbers", "summary_table", "single_thread", "_simulate"]

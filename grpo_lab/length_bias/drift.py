@@ -19,6 +19,9 @@ from grpo_lab.advantages import group_advantages
 from grpo_lab.length_bias.schemes import LENGTH_POLICIES, SCHEMES, SHOWN, _scheme
 from grpo_lab.losses import aggregate, policy_loss_per_token
 
+TOKEN_MEAN_OVER = ("batch", "group")   # the span of eq. (7)'s denominator in the drift toy
+
+
 @dataclass(frozen=True)
 class DriftConfig:
     """The toy of :func:`simulate_drift`. Defaults: drift is clear within 150 steps."""
@@ -31,6 +34,7 @@ class DriftConfig:
     max_len: int = 32          # generation budget: answer + at most max_len − 1 more tokens; C of Dr. GRPO
     p_stop0: float = 0.1       # initial per-token stop probability (E|y| ≈ 9.3 at max_len 32)
     length_policy: str = "by-correctness"  # stop logit per branch (right/wrong) or "shared"
+    token_mean_over: str = "batch"  # eq. (7)'s Σ|y|: all n_groups·G responses, or "group" (mean of per-group eq. (7))
     seeds: int = 4             # independent runs
     seed: int = 0              # base seed (the same random numbers for every scheme)
 
@@ -43,6 +47,7 @@ class DriftConfig:
         _checks.integer("max_len", self.max_len, low=3)
         _checks.in_range("p_stop0", self.p_stop0, 0.0, 1.0, low_open=True, high_open=True)
         _checks.choice("length_policy", self.length_policy, LENGTH_POLICIES)
+        _checks.choice("token_mean_over", self.token_mean_over, TOKEN_MEAN_OVER)
         _checks.integer("seeds", self.seeds, low=1)
         _checks.integer("seed", self.seed, low=0)
         return self
@@ -174,7 +179,11 @@ def _simulate_1thread(scheme: str, cfg: DriftConfig) -> DriftResult:
         flat = (S * B, T)
         per_tok = policy_loss_per_token(logp.reshape(flat), logp.detach().reshape(flat), adv.reshape(-1),
                                         mask.reshape(flat), level=level).reshape(S, B, T)
-        loss = sum(aggregate(per_tok[s], mask[s], mode, max_len=T) for s in range(S))
+        if mode == "token-mean" and cfg.token_mean_over == "group":      # eq. (7) within each group of G
+            pt4, m4 = per_tok.reshape(S, N, G, T), mask.reshape(S, N, G, T)
+            loss = sum(aggregate(pt4[s, n], m4[s, n], mode) for s in range(S) for n in range(N)) / N
+        else:
+            loss = sum(aggregate(per_tok[s], mask[s], mode, max_len=T) for s in range(S))
         (grad,) = torch.autograd.grad(loss, stop_logit)
         with torch.no_grad():
             stop_logit -= cfg.lr * grad                                  # plain SGD, one step per batch

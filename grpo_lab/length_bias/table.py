@@ -11,7 +11,7 @@ TABLE_EXAMPLE = {"lengths": (12, 12, 6, 24), "rewards": (1, 1, 0, 0)}   # Â = +
 
 
 def summary_numbers(lengths=TABLE_EXAMPLE["lengths"], rewards=TABLE_EXAMPLE["rewards"],
-                    drift: dict[str, DriftResult] | None = None) -> dict:
+                    drift: dict[str, DriftResult] | None = None, dapo_group: DriftResult | None = None) -> dict:
     """The numbers behind the §4.4 table, for eq. (6) (``"seq"``) and eq. (7) (``"batch"``).
 
     From one group's autograd weights (:func:`group_weights`) and a drift simulation
@@ -25,6 +25,9 @@ def summary_numbers(lengths=TABLE_EXAMPLE["lengths"], rewards=TABLE_EXAMPLE["rew
       shortest wrong answer;
     * ``longest_share``: the longest response's share of Σ_i |total push|;
     * ``wrong_drift`` / ``right_drift``: change of wrong / right answers' E|y| over training, mean over seeds.
+
+    ``dapo_group``: optionally the dapo run with ``token_mean_over="group"`` (eq. (7) within each
+    group of G); its mean wrong-answer drift becomes ``dapo_group_wrong_drift``.
     """
     gw = group_weights(lengths, rewards, schemes=("grpo", "dapo"))
     drift = simulate_all() if drift is None else drift
@@ -56,18 +59,24 @@ def summary_numbers(lengths=TABLE_EXAMPLE["lengths"], rewards=TABLE_EXAMPLE["rew
         }
     out["gspo_wrong_drift"] = float(drift["gspo"].wrong_change.mean())
     out["dr_grpo_wrong_drift"] = float(drift["dr_grpo"].wrong_change.mean())
+    out["batch_responses"] = int(drift["dapo"].config.n_groups * drift["dapo"].config.G)
+    if dapo_group is not None:
+        if dapo_group.scheme != "dapo" or dapo_group.config.token_mean_over != "group":
+            raise ValueError("dapo_group must be a dapo run with token_mean_over='group'")
+        out["dapo_group_wrong_drift"] = float(dapo_group.wrong_change.mean())
+        out["group_size"] = int(dapo_group.config.G)
     return out
 
 
 def summary_table(lengths=TABLE_EXAMPLE["lengths"], rewards=TABLE_EXAMPLE["rewards"],
-                  drift: dict[str, DriftResult] | None = None) -> pd.DataFrame:
+                  drift: dict[str, DriftResult] | None = None, dapo_group: DriftResult | None = None) -> pd.DataFrame:
     """Seed 000 §4.4 (一张表总结) recomputed from :func:`summary_numbers`: every cell is formatted, not typed.
 
     Columns 序列平均 (sequence mean, eq. 6) and 批次平均 (batch/token mean, eq. 7); rows
     as in the seed: denominator, what weighs equally, a long answer's gradient, side effect,
     fix. The example group defaults to lengths 12, 12, 6, 24 with rewards 1, 1, 0, 0.
     """
-    n = summary_numbers(lengths, rewards, drift)
+    n = summary_numbers(lengths, rewards, drift, dapo_group)
     s, b, ex = n["seq"], n["batch"], n["example"]
     G, short, long_ = ex["G"], ex["short_wrong_len"], ex["long_wrong_len"]
     own = ", ".join(f"{v:.0f}" for v in s["normaliser"] / G)
@@ -89,7 +98,8 @@ def summary_table(lengths=TABLE_EXAMPLE["lengths"], rewards=TABLE_EXAMPLE["rewar
             f"(seq-mean: {100 * s['longest_share']:.0f}%)"),
         "修复倾向 fix": (
             f"— (GSPO's sequence ratio keeps it: {n['gspo_wrong_drift']:+.1f})",
-            f"DAPO's direction: {b['wrong_drift']:+.1f}; Dr. GRPO 1/C: {n['dr_grpo_wrong_drift']:+.1f} "
-            f"(means of {n['seeds']} seeds)"),
+            f"DAPO's direction: {b['wrong_drift']:+.1f} with Σ|y| over {n['batch_responses']} responses"
+            + (f", {n['dapo_group_wrong_drift']:+.1f} over one group of {n['group_size']}" if "dapo_group_wrong_drift" in n else "")
+            + f"; Dr. GRPO 1/C: {n['dr_grpo_wrong_drift']:+.1f} (means of {n['seeds']} seeds)"),
     }
     return pd.DataFrame.from_dict(rows, orient="index", columns=["序列平均 seq-mean, eq. (6)", "批次平均 token-mean, eq. (7)"])
