@@ -37,7 +37,7 @@ FAMILY = (
            "still the only signal (no baseline), so it shares REINFORCE's two dead zones (lecture notes 004 §一)", "REINFORCE",
            short="sample → filter → fine-tune"),
     Method("baseline", "—", "L9 p.27-29", "Â = R − b(h), b independent of the action; "
-           "a good baseline lowers the variance, a bad one raises it (the mean: notebook 01); the course's ladder none → constant → running mean → value model "
+           "depending on b it lowers the variance or raises it (notebook 01); the course's ladder none → constant → running mean → value model "
            "(L9 p.28's list is empty in the notes; reconstructed)", "REINFORCE", short="Â = R − b(h):\na good b lowers the variance"),
     Method("PPO", "2017", "Schulman et al.", "clipped importance ratio; a learned value model gives "
            "per-token advantages by GAE", "baseline", short="clipped ratio + value model (GAE)"),
@@ -61,10 +61,9 @@ FAMILY = (
 # (term, Chinese, meaning, where in the course); the Chinese word is grpo_lab.terms' (one source)
 GLOSSARY = (
     ("advantage", _zh("advantage"), "how much better an action was than expected, A = Q − V; estimated by Â = R − b", "01, 02"),
-    ("baseline", _zh("baseline"), "a number b(h) subtracted from R that must not depend on the action; a good baseline (near the "
-     "expected return) lowers the variance of the gradient estimate, a bad one raises it (01: b = 2)", "01"),
-    ("reward-to-go", _zh("reward-to-go"), "sum of rewards from step t on; dropping earlier rewards never changes the expected "
-     "gradient and usually lowers the variance, but not always (02 §5: without a baseline it raised it)", "02"),
+    ("baseline", _zh("baseline"), "a number b(h) subtracted from R that must not depend on the action; a good baseline lowers "
+     "the variance of the gradient estimate, a bad one raises it", "01"),
+    ("reward-to-go", _zh("reward-to-go"), "sum of rewards from step t on", "02"),
     ("group normalization", _zh("group normalization"), "Â_i = (r_i − mean)/std over the G answers to one prompt (eq. 1)", "03"),
     ("degenerate group", _zh("degenerate group"), "a group whose rewards are all equal: Â = 0, no gradient", "03, 06"),
     ("difficulty bias", _zh("difficulty bias"), "÷std inflates the updates of nearly-all-right/all-wrong prompts", "03"),
@@ -85,9 +84,9 @@ GLOSSARY = (
     ("vLLM", "—", "a fast inference engine; TRL and verl use it to generate the rollouts (the sampling step)", "07–09"),
     ("steps_per_generation", "—", "TRL: how many micro-batches (forward/backward passes) one batch of generated "
      "answers is split into; by default gradient_accumulation_steps, so one generation serves one optimizer step. "
-     "Set larger, the later optimizer steps use answers sampled before the policy moved (π_θ ≠ π_θold, ρ ≠ 1)", "04, 06"),
+     "What a larger value changes: 04 §6", "04, 06"),
     ("ppo_mini_batch_size", "—", "verl: the batch of prompts is split into mini-batches of this size, one optimizer "
-     "step each; later mini-batches are sampled by an older policy (ρ ≠ 1)", "04, 06"),
+     "step each (what that changes: 04 §6)", "04, 06"),
 )
 
 # lecture notes 000 §0.1: symbol, meaning, granularity (o_{i,t} is from eq. (4); the policies are the course's rows)

@@ -13,7 +13,7 @@ FAMILY_CHANGES = {
     "REINFORCE": "回报 R(τ) 是唯一的信号：全失败组没有梯度，全成功组把每个动作（连同坏习惯）一起往上推（L9 p.26）",
     "ReST": "采样、按奖励过滤、在通过的样本上微调：奖励仍是唯一的信号（没有基线），所以它与 REINFORCE 共有两处梯度死角"
             "（讲义 004 §一）",
-    "baseline": "Â = R − b(h)，b 与动作无关；好的基线降低方差，坏的基线反而抬高方差（期望如何：见笔记本 01）；本课程的台阶为 不减 → 常数 → 滑动均值 → "
+    "baseline": "Â = R − b(h)，b 与动作无关；取决于 b，它可能降低方差，也可能抬高方差（笔记本 01）；本课程的台阶为 不减 → 常数 → 滑动均值 → "
                 "价值模型（讲义中 L9 p.28 的列表是空的，这几级是本课程补出的）",
     "PPO": "裁剪的重要性比率；学出来的价值模型用 GAE 给出逐 token 的优势",
     "RLOO": "基线 = 同一提示其余 G − 1 个样本的平均奖励（无偏）",
@@ -29,10 +29,8 @@ FAMILY_CHANGES = {
 # glossary term -> meaning
 GLOSSARY_MEANING = {
     "advantage": "一个动作比预期好多少，A = Q − V；用 Â = R − b 估计",
-    "baseline": "从 R 中减去的数 b(h)，不得依赖动作；好的基线（接近期望回报）降低梯度估计的方差，坏的基线反而抬高方差"
-                "（01：b = 2）",
-    "reward-to-go": "从第 t 步起的奖励之和；去掉更早的奖励从不改变期望梯度，通常降低方差，但并非总是如此"
-                    "（02 §5：没有基线时它反而抬高了方差）",
+    "baseline": "从 R 中减去的数 b(h)，不得依赖动作；好的基线降低梯度估计的方差，坏的基线反而抬高方差",
+    "reward-to-go": "从第 t 步起的奖励之和",
     "group normalization": "在同一提示的 G 个回答上计算 Â_i = (r_i − mean)/std（式 1）",
     "degenerate group": "奖励全部相等的组：Â = 0，没有梯度",
     "difficulty bias": "÷std 放大了几乎全对或几乎全错的提示的更新",
@@ -49,10 +47,8 @@ GLOSSARY_MEANING = {
             "例如 actor.ppo_mini_batch_size",
     "vLLM": "快速推理引擎；TRL 与 verl 用它生成回答（采样这一步）",
     "steps_per_generation": "TRL：一批生成的回答被切成几个 micro-batch（几次前向/反向）；默认等于 "
-                            "gradient_accumulation_steps，即一次生成只供一次优化器更新。设得更大时，后面的优化器更新用的是"
-                            "策略移动之前采样的回答（π_θ ≠ π_θold，ρ ≠ 1）",
-    "ppo_mini_batch_size": "verl：一批提示被切成这么大的 mini-batch，每个做一次优化器更新；后面的 mini-batch "
-                           "是由较旧的策略采样的（ρ ≠ 1）",
+                            "gradient_accumulation_steps，即一次生成只供一次优化器更新。设得更大会改变什么：04 §6",
+    "ppo_mini_batch_size": "verl：一批提示被切成这么大的 mini-batch，每个做一次优化器更新（这会改变什么：04 §6）",
 }
 
 # symbol -> meaning

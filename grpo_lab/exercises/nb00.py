@@ -19,9 +19,9 @@ EXERCISES = (
         id="roadmap.grpo_parent", notebook="00", name="grpo_grows_from",
         title=Text("Which method does GRPO grow from?", "GRPO 是从哪个方法长出来的？"),
         prompt=Text(
-            "GRPO keeps a clipped importance ratio and replaces one component by a group statistic. Which method "
-            "of the family tree does it grow from? Answer `\"reinforce\"`, `\"ppo\"`, `\"rloo\"` or `\"dpo\"`.",
-            "GRPO 保留了裁剪的重要性比率，又把一个部件换成了组内统计量。它在家谱上是从哪个方法长出来的？"
+            "GRPO keeps its parent's per-token loss term and replaces one of the parent's components by a group "
+            "statistic. Which method of the family tree does it grow from? Answer `\"reinforce\"`, `\"ppo\"`, `\"rloo\"` or `\"dpo\"`.",
+            "GRPO 保留了父方法逐 token 的损失项，又把父方法的一个部件换成了组内统计量。它在家谱上是从哪个方法长出来的？"
             "回答 `\"reinforce\"`、`\"ppo\"`、`\"rloo\"` 或 `\"dpo\"`。"),
         hints=(Text("Which of these methods has a clipped ratio and a separate learned value model?",
                     "这几个方法里，哪一个既有裁剪比率、又要单独训练一个价值模型？"),),
